@@ -1,0 +1,5 @@
+"""`python -m planner` is `gpuplan`."""
+
+from planner.cli.main import main
+
+main()

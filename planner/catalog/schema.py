@@ -1,0 +1,60 @@
+"""The stored catalog schema: an explicit, versioned list of columns, units last.
+
+This is the contract between the providers (which produce rows), the store (which keeps them) and every
+reader. It is deliberately separate from the in-memory ``Offer`` class: adding a column means bumping
+``SCHEMA_VERSION`` and saying how old rows read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEMA_VERSION = 1
+
+PROVIDERS = ("aws", "gcp", "azure")
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
+AVAILABILITY = ("on-demand", "spot-only", "reservation-only")
+# AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
+SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One stored column: its name, SQLite/pandas kind, whether it may be missing, and what it means."""
+
+    name: str
+    kind: str  # "text", "real" or "integer"
+    nullable: bool
+    doc: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("provider", "text", False, "aws, gcp or azure"),
+    Column("instance_type", "text", False, "the cloud's name for the shape, e.g. p5.48xlarge, a2-highgpu-8g"),
+    Column("region", "text", False, "the cloud's region code"),
+    Column("zone", "text", False, "zone (AWS AZ ID, GCP zone) where prices differ by zone; '' if region-wide"),
+    Column("gpu", "text", False, "canonical GPU id from data/gpus.csv"),
+    Column("gpu_count", "real", False, "GPUs per instance; fractional for partitioned GPUs (AWS g6f)"),
+    Column("gpu_memory_gib", "real", False, "memory of one GPU"),
+    Column("vcpus", "integer", False, "vCPUs per instance"),
+    Column("ram_gib", "real", False, "host memory per instance"),
+    Column("interconnect", "text", False, "GPU-to-GPU link inside the instance: nvswitch, nvlink or pcie"),
+    Column("network_gbps", "real", True, "instance network bandwidth between nodes, Gbit/s"),
+    Column("price_usd_per_hour", "real", True, "on-demand price of the whole instance; missing if not sold so"),
+    Column("spot_price_usd_per_hour", "real", True, "spot price of the whole instance; missing if no spot"),
+    Column("host_price_usd_per_hour", "real", True, "Google Cloud: the host VM's part of the on-demand price"),
+    Column("gpu_price_usd_per_hour", "real", True, "Google Cloud: the GPUs' part of the on-demand price"),
+    Column("host_spot_price_usd_per_hour", "real", True, "Google Cloud: the host VM's part of the spot price"),
+    Column("gpu_spot_price_usd_per_hour", "real", True, "Google Cloud: the GPUs' part of the spot price"),
+    Column("spot_interruption", "text", True, "AWS Spot Advisor bucket (<5%, 5-10%, 10-15%, 15-20%, >20%)"),
+    Column("availability", "text", False, "on-demand, spot-only or reservation-only"),
+    Column("price_source", "text", False, "where the prices came from (API or bundled file, with version)"),
+    Column("as_of", "text", False, "when the prices were taken, ISO 8601 UTC"),
+    Column("flags", "text", False, "';'-separated notes, e.g. spot_above_on_demand, corrected:gpu_count"),
+)
+
+COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in COLUMNS)
+PRICE_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.name.endswith("_usd_per_hour"))
+NUMERIC_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.kind in ("real", "integer"))
+# What identifies one offering across snapshots (its price history follows this key).
+OFFERING_KEY: tuple[str, ...] = ("provider", "instance_type", "region", "zone")

@@ -1,0 +1,314 @@
+"""The catalog store: SQLite (WAL) holding every refresh as a snapshot, and which snapshot is current.
+
+A refresh writes its snapshot and switches ``current`` for its provider in one transaction, so a reader
+never sees a half-written catalog and a failed or killed refresh leaves the previous snapshot current.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner._data import data_dir
+from planner.catalog.schema import COLUMN_NAMES, COLUMNS, OFFERING_KEY, PROVIDERS, SCHEMA_VERSION
+from planner.catalog.validate import Rejected, validate_rows
+from planner.errors import CatalogError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STORE_ENV = "GPUPLAN_HOME"
+STORE_FILE = "catalog.sqlite"
+_SQL_KIND = {"text": "TEXT", "real": "REAL", "integer": "INTEGER"}
+
+
+def default_store_path() -> Path:
+    """``$GPUPLAN_HOME/catalog.sqlite``, else the per-user data directory of the platform."""
+    override = os.environ.get(STORE_ENV)
+    if override:
+        return Path(override).expanduser() / STORE_FILE
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("gpu-planner", appauthor=False)) / STORE_FILE
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """One refresh of one provider."""
+
+    id: int
+    provider: str
+    kind: str  # "bundled" or "live"
+    source: str
+    as_of: str
+    created_at: str
+    row_count: int
+    rejected_count: int
+
+    def age_hours(self, now: datetime | None = None) -> float:
+        """Hours between the prices' ``as_of`` and now."""
+        taken = datetime.fromisoformat(self.as_of)
+        if taken.tzinfo is None:
+            taken = taken.replace(tzinfo=UTC)
+        return ((now or datetime.now(UTC)) - taken).total_seconds() / 3600
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a snapshot write stored and what it turned away."""
+
+    snapshot: SnapshotInfo
+    rejected: list[Rejected]
+
+
+_SNAPSHOT_FIELDS = "id, provider, kind, source, as_of, created_at, row_count, rejected_count"
+
+_DDL = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshots (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    provider TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('bundled', 'live')),
+    source TEXT NOT NULL,
+    as_of TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    row_count INTEGER NOT NULL,
+    rejected_count INTEGER NOT NULL,
+    schema_version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS offerings (
+    snapshot_id INTEGER NOT NULL REFERENCES snapshots(id),
+    {", ".join(f"{c.name} {_SQL_KIND[c.kind]}{'' if c.nullable else ' NOT NULL'}" for c in COLUMNS)}
+);
+CREATE INDEX IF NOT EXISTS offerings_by_snapshot ON offerings (snapshot_id);
+CREATE INDEX IF NOT EXISTS offerings_by_key ON offerings (instance_type, region);
+CREATE TABLE IF NOT EXISTS current (
+    provider TEXT PRIMARY KEY,
+    snapshot_id INTEGER NOT NULL REFERENCES snapshots(id)
+);
+"""
+
+
+class CatalogStore:
+    """Snapshots of offerings per provider, with history. Opening it seeds it from the bundled snapshot."""
+
+    def __init__(self, path: Path | str | None = None, *, seed: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._ensure_schema()
+            if seed:
+                self.seed_bundled()
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(
+                f"cannot use the catalog store at {self.path}: {exc} "
+                f"(delete it to start again from the bundled catalog, or set {STORE_ENV} to another folder)"
+            ) from None
+        except OSError as exc:
+            raise CatalogError(
+                f"cannot create the catalog store at {self.path}: {exc.strerror or exc} "
+                f"(set {STORE_ENV} to a writable folder)"
+            ) from None
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> CatalogStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema and seeding ---------------------------------------------------------------------
+    def _ensure_schema(self) -> None:
+        row = None
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            pass  # a new store: no meta table yet
+        if row is not None:
+            version = int(row[0])
+            if version > SCHEMA_VERSION:
+                raise CatalogError(
+                    f"the catalog store at {self.path} has schema version {version}, "
+                    f"newer than this gpu-planner ({SCHEMA_VERSION}); upgrade gpu-planner or set {STORE_ENV}"
+                )
+            return
+        # executescript commits on its own; every statement is idempotent, so two first uses may race.
+        self._db.executescript(_DDL)
+        self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def seed_bundled(self) -> list[WriteResult]:
+        """Load the bundled snapshot for every provider that has no current snapshot or an older bundled one.
+
+        A live snapshot is never replaced by the bundled one.
+        """
+        manifest_path = data_dir() / "catalog" / "manifest.json"
+        if not manifest_path.is_file():
+            return []
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        results = []
+        current = {info.provider: info for info in self.current_snapshots()}
+        for provider, entry in manifest["providers"].items():
+            info = current.get(provider)
+            if info is not None and (info.kind == "live" or info.source == entry["source"]):
+                continue
+            rows = _read_bundled_rows(data_dir() / "catalog" / entry["file"])
+            result = self.write_snapshot(
+                provider, rows, source=entry["source"], as_of=entry["as_of"], kind="bundled", only_if_stale=True
+            )
+            if result is not None:
+                results.append(result)
+        return results
+
+    # -- writing --------------------------------------------------------------------------------
+    def write_snapshot(
+        self,
+        provider: str,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        source: str,
+        as_of: str,
+        kind: str = "live",
+        only_if_stale: bool = False,
+    ) -> WriteResult | None:
+        """Validate ``rows`` and store them as the provider's new current snapshot, atomically.
+
+        Rows of another provider are rejected. If no row survives validation, nothing changes and a
+        ``CatalogError`` says why: an empty refresh never replaces a good catalog.
+        """
+        if provider not in PROVIDERS:
+            raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+        report = validate_rows(rows)
+        accepted = [row for row in report.accepted if row["provider"] == provider]
+        rejected = report.rejected + [
+            Rejected(
+                *(row[k] for k in OFFERING_KEY), reason=f"row of provider {row['provider']!r} in a {provider} snapshot"
+            )
+            for row in report.accepted
+            if row["provider"] != provider
+        ]
+        if not accepted:
+            reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
+            raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
+        created_at = datetime.now(UTC).isoformat(timespec="seconds")
+        placeholders = ", ".join("?" for _ in range(len(COLUMN_NAMES) + 1))
+        with self._transaction():
+            if only_if_stale:
+                existing = self._db.execute(
+                    "SELECT s.kind, s.source FROM current c JOIN snapshots s ON s.id = c.snapshot_id WHERE c.provider = ?",
+                    (provider,),
+                ).fetchone()
+                if existing is not None and (existing[0] == "live" or existing[1] == source):
+                    return None  # another process seeded it first
+            cursor = self._db.execute(
+                "INSERT INTO snapshots (provider, kind, source, as_of, created_at, row_count, rejected_count,"
+                " schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (provider, kind, source, as_of, created_at, len(accepted), len(rejected), SCHEMA_VERSION),
+            )
+            snapshot_id = int(cursor.lastrowid or 0)
+            self._db.executemany(
+                f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
+                ([snapshot_id, *(row[name] for name in COLUMN_NAMES)] for row in accepted),
+            )
+            self._db.execute(
+                "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
+                " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
+                (provider, snapshot_id),
+            )
+        info = SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), len(rejected))
+        return WriteResult(snapshot=info, rejected=rejected)
+
+    # -- reading --------------------------------------------------------------------------------
+    def current_snapshots(self) -> list[SnapshotInfo]:
+        """The current snapshot of every provider that has one, in provider order."""
+        rows = self._db.execute(
+            f"SELECT {', '.join('s.' + f.strip() for f in _SNAPSHOT_FIELDS.split(','))}"
+            " FROM current c JOIN snapshots s ON s.id = c.snapshot_id"
+        ).fetchall()
+        infos = [SnapshotInfo(*row) for row in rows]
+        return sorted(infos, key=lambda i: PROVIDERS.index(i.provider) if i.provider in PROVIDERS else 99)
+
+    def snapshots(self, provider: str | None = None) -> list[SnapshotInfo]:
+        """Every snapshot ever written (oldest first), optionally of one provider."""
+        query = f"SELECT {_SNAPSHOT_FIELDS} FROM snapshots"
+        params: tuple[str, ...] = ()
+        if provider is not None:
+            query += " WHERE provider = ?"
+            params = (provider,)
+        return [SnapshotInfo(*row) for row in self._db.execute(query + " ORDER BY id", params).fetchall()]
+
+    def read_current(self) -> pd.DataFrame:
+        """All current offerings of every provider as a DataFrame with the schema's columns."""
+        import pandas as pd
+
+        rows = self._db.execute(
+            f"SELECT {', '.join('o.' + n for n in COLUMN_NAMES)} FROM current c"
+            " JOIN offerings o ON o.snapshot_id = c.snapshot_id"
+        ).fetchall()
+        return _typed_frame(pd.DataFrame.from_records(rows, columns=list(COLUMN_NAMES)))
+
+    def history(self, instance_type: str, region: str, provider: str | None = None) -> pd.DataFrame:
+        """The price of one offering across every snapshot, oldest first (one row per snapshot and zone)."""
+        import pandas as pd
+
+        query = (
+            "SELECT s.id AS snapshot_id, s.kind AS snapshot_kind, s.created_at, o.provider, o.instance_type,"
+            " o.region, o.zone, o.gpu, o.gpu_count, o.price_usd_per_hour, o.spot_price_usd_per_hour, o.as_of"
+            " FROM offerings o JOIN snapshots s ON s.id = o.snapshot_id"
+            " WHERE o.instance_type = ? AND o.region = ?"
+        )
+        params: list[str] = [instance_type, region]
+        if provider is not None:
+            query += " AND o.provider = ?"
+            params.append(provider)
+        cursor = self._db.execute(query + " ORDER BY s.id, o.zone", params)
+        columns = [d[0] for d in cursor.description]
+        return pd.DataFrame.from_records(cursor.fetchall(), columns=columns)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception (the connection is in autocommit)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        if exc_type is None:
+            self._db.execute("COMMIT")
+        else:
+            self._db.execute("ROLLBACK")
+
+
+def _read_bundled_rows(path: Path) -> list[dict[str, str]]:
+    """Rows of one bundled provider file (the project's schema plus documentation columns)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _typed_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Give every column its schema dtype (float for reals, so missing prices are NaN)."""
+    for column in COLUMNS:
+        if column.kind == "real":
+            frame[column.name] = frame[column.name].astype("float64")
+        elif column.kind == "integer":
+            frame[column.name] = frame[column.name].astype("int64")
+    return frame

@@ -1,0 +1,171 @@
+"""Validation where rows enter the store. Bad rows are rejected one by one, with a reason, never dropped silently."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from planner.catalog.schema import (
+    AVAILABILITY,
+    COLUMNS,
+    INTERCONNECTS,
+    PRICE_COLUMNS,
+    PROVIDERS,
+    SPOT_INTERRUPTION_BUCKETS,
+)
+from planner.hardware import gpu_table
+
+# Below this per-GPU-hour price a number is a parsing or unit error, not a bargain: the cheapest GPU
+# offering in any public catalog (a quarter of an L4 on spot) is about $0.05/h.
+MIN_PLAUSIBLE_USD_PER_GPU_HOUR = 0.01
+# A cloud's reported GPU memory may differ from the datasheet (AWS reports 22888 MiB for a 24 GB A10G).
+GPU_MEMORY_TOLERANCE = 0.12
+# Google Cloud: the offering price must equal host + GPUs; allow for rounding of published prices.
+SUM_TOLERANCE = 0.005
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A row that did not enter the store, and why."""
+
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.region}/{self.zone}" if self.zone else self.region
+        return f"{self.provider} {self.instance_type} {where}: {self.reason}"
+
+
+@dataclass
+class ValidationReport:
+    """Accepted rows (normalised, with flags added) and rejected ones."""
+
+    accepted: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def _normalise(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Coerce types column by column; raises ValueError naming the column on a bad value."""
+    out: dict[str, Any] = {}
+    for column in COLUMNS:
+        value = row.get(column.name)
+        if _missing(value):
+            if column.name in ("zone", "flags"):
+                out[column.name] = ""
+                continue
+            if not column.nullable:
+                raise ValueError(f"{column.name} is missing")
+            out[column.name] = None
+            continue
+        try:
+            if column.kind == "real":
+                out[column.name] = float(value)
+            elif column.kind == "integer":
+                number = float(value)
+                if not number.is_integer():
+                    raise ValueError
+                out[column.name] = int(number)
+            else:
+                out[column.name] = str(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{column.name} is not a {column.kind}: {value!r}") from None
+        if column.kind == "real" and not math.isfinite(out[column.name]):
+            raise ValueError(f"{column.name} is not finite: {value!r}")
+    return out
+
+
+def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(reasons to reject, flags to add) for one normalised row."""
+    reasons: list[str] = []
+    flags: list[str] = []
+    specs = gpu_table()
+    if row["provider"] not in PROVIDERS:
+        reasons.append(f"provider {row['provider']!r} is not one of {', '.join(PROVIDERS)}")
+    spec = specs.get(row["gpu"])
+    if spec is None:
+        reasons.append(f"gpu {row['gpu']!r} is not a canonical GPU id")
+    if row["gpu_count"] <= 0:
+        reasons.append(f"gpu_count must be positive, got {row['gpu_count']:g}")
+    if spec is not None and abs(row["gpu_memory_gib"] - spec.memory_gib) > GPU_MEMORY_TOLERANCE * spec.memory_gib:
+        reasons.append(f"gpu_memory_gib {row['gpu_memory_gib']:g} does not match {spec.id} ({spec.memory_gib:g} GiB)")
+    if row["vcpus"] <= 0 or row["ram_gib"] <= 0:
+        reasons.append("vcpus and ram_gib must be positive")
+    if row["interconnect"] not in INTERCONNECTS:
+        reasons.append(f"interconnect {row['interconnect']!r} is not one of {', '.join(INTERCONNECTS)}")
+    if row["network_gbps"] is not None and row["network_gbps"] <= 0:
+        reasons.append("network_gbps must be positive or missing")
+    if row["availability"] not in AVAILABILITY:
+        reasons.append(f"availability {row['availability']!r} is not one of {', '.join(AVAILABILITY)}")
+    if row["spot_interruption"] is not None and row["spot_interruption"] not in SPOT_INTERRUPTION_BUCKETS:
+        reasons.append(f"spot_interruption {row['spot_interruption']!r} is not a Spot Advisor bucket")
+    try:
+        datetime.fromisoformat(row["as_of"])
+    except ValueError:
+        reasons.append(f"as_of {row['as_of']!r} is not an ISO 8601 timestamp")
+
+    gpus = max(row["gpu_count"], 1e-9)
+    for name in PRICE_COLUMNS:
+        price = row[name]
+        if price is None:
+            continue
+        if price <= 0:
+            reasons.append(f"{name} must be positive or missing (0 is not 'free'), got {price:g}")
+        elif (
+            name in ("price_usd_per_hour", "spot_price_usd_per_hour") and price / gpus < MIN_PLAUSIBLE_USD_PER_GPU_HOUR
+        ):
+            reasons.append(f"{name} {price:g} is implausibly low for {row['gpu_count']:g} GPU(s)")
+    on_demand, spot = row["price_usd_per_hour"], row["spot_price_usd_per_hour"]
+    if row["availability"] == "on-demand" and on_demand is None:
+        reasons.append("an on-demand offering needs price_usd_per_hour")
+    if row["availability"] == "spot-only" and (on_demand is not None or spot is None):
+        reasons.append("a spot-only offering has a spot price and no on-demand price")
+    for total, host, gpu in (
+        ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
+        ("spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
+    ):
+        if row[host] is None and row[gpu] is None:
+            continue
+        if row[total] is None:
+            continue
+        if row[host] is None or row[gpu] is None:
+            reasons.append(f"{total} is set but only one of {host} and {gpu} is")
+        elif abs(row[host] + row[gpu] - row[total]) > SUM_TOLERANCE * row[total] + 1e-6:
+            reasons.append(f"{total} is not {host} + {gpu}")
+    if on_demand is not None and spot is not None and on_demand > 0 and spot > on_demand * 1.0001:
+        flags.append("spot_above_on_demand")
+    return reasons, flags
+
+
+def validate_rows(rows: Iterable[Mapping[str, Any]]) -> ValidationReport:
+    """Check every row against the schema and the hardware table; duplicates of one offering are rejected."""
+    report = ValidationReport()
+    seen: set[tuple[str, str, str, str]] = set()
+    for raw in rows:
+        ident = tuple(str(raw.get(k) or "") for k in ("provider", "instance_type", "region", "zone"))
+        try:
+            row = _normalise(raw)
+        except ValueError as exc:
+            report.rejected.append(Rejected(*ident, reason=str(exc)))  # type: ignore[misc]
+            continue
+        reasons, flags = _problems(row)
+        key = (row["provider"], row["instance_type"], row["region"], row["zone"])
+        if key in seen:
+            reasons.append("duplicate offering (same provider, instance type, region and zone)")
+        if reasons:
+            report.rejected.append(Rejected(*key, reason="; ".join(reasons)))
+            continue
+        seen.add(key)
+        existing = [f for f in row["flags"].split(";") if f]
+        row["flags"] = ";".join(dict.fromkeys(existing + flags))
+        report.accepted.append(row)
+    return report

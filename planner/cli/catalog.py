@@ -1,0 +1,154 @@
+"""`gpuplan gpus`, `gpuplan offers`, `gpuplan catalog status|history`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.catalog.query import SORT_KEYS, OfferFilter
+
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the data to this file instead of stdout.")
+]
+
+OFFER_TABLE_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "ram_gib",
+    "price_usd_per_hour",
+    "spot_price_usd_per_hour",
+    "spot_interruption",
+    "as_of",
+)
+
+
+def note(message: str) -> None:
+    """A message for the user, on stderr so that stdout stays data."""
+    print(message, file=sys.stderr)
+
+
+def render(frame: object, fmt: str, output: Path | None, *, title: str, columns: tuple[str, ...] | None = None) -> None:
+    """Table, CSV or JSON of ``frame`` to stdout or ``output``."""
+    from planner import report
+
+    report.check_format(fmt)
+    if fmt == "csv":
+        text = report.to_csv(frame)  # type: ignore[arg-type]
+    elif fmt == "json":
+        text = report.to_json(frame)  # type: ignore[arg-type]
+    else:
+        text = report.render_table(frame, title=title, columns=columns)  # type: ignore[arg-type]
+    report.emit(text, output)
+
+
+def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
+    """List the GPU hardware table: memory, bandwidth, dense peak TFLOP/s per precision, NVLink, TDP, source."""
+    import dataclasses
+
+    import pandas as pd
+
+    from planner.hardware import gpu_table
+
+    frame = pd.DataFrame([dataclasses.asdict(spec) for spec in gpu_table().values()]).rename(columns={"id": "gpu"})
+    columns = (
+        "gpu",
+        "architecture",
+        "memory_gib",
+        "memory_bandwidth_gbps",
+        "fp32_tflops",
+        "tf32_tflops",
+        "fp16_tflops",
+        "fp8_tflops",
+        "nvlink_gbps",
+        "tdp_w",
+    )
+    render(frame, fmt, output, title="GPU hardware (dense peaks)", columns=columns)
+
+
+def offers(
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", "-g", help="GPU name, any spelling; repeat for several.")
+    ] = None,
+    min_gpus: Annotated[float | None, typer.Option(help="At least this many GPUs per instance.")] = None,
+    max_gpus: Annotated[float | None, typer.Option(help="At most this many GPUs per instance.")] = None,
+    min_gpu_memory: Annotated[float | None, typer.Option(help="At least this much memory per GPU, GiB.")] = None,
+    provider: Annotated[
+        list[str] | None, typer.Option("--provider", "-p", help="aws, gcp or azure; repeatable.")
+    ] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")] = None,
+    max_price: Annotated[float | None, typer.Option(help="At most this price per instance-hour, USD.")] = None,
+    spot: Annotated[
+        bool, typer.Option("--spot", help="Only offerings with a spot price; price filters use it.")
+    ] = False,
+    sort: Annotated[str, typer.Option(help=f"One of: {', '.join(SORT_KEYS)}.")] = "price",
+    by_zone: Annotated[bool, typer.Option("--by-zone", help="One row per zone instead of per region.")] = False,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """List GPU offerings of AWS, Google Cloud and Azure from the catalog, cheapest first."""
+    from planner.api import offers_with_notes
+
+    spec = OfferFilter(
+        gpus=gpu or [],
+        min_gpus=min_gpus,
+        max_gpus=max_gpus,
+        min_gpu_memory_gib=min_gpu_memory,
+        providers=provider or [],
+        regions=region or [],
+        max_price_usd_per_hour=max_price,
+        spot=spot,
+        sort=sort,
+        by_zone=by_zone,
+    )
+    from planner.report import check_format
+
+    check_format(fmt)
+    frame, notes = offers_with_notes(spec)
+    for message in notes:
+        note(message)
+    if frame.empty:
+        note("no offering matches these filters")
+    columns = OFFER_TABLE_COLUMNS if not by_zone else ("zone", *OFFER_TABLE_COLUMNS)
+    render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns)
+
+
+def status(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
+    """Per provider: rows, source (bundled or live), as_of and age of the current catalog."""
+    from planner.api import catalog_status
+
+    frame = catalog_status()
+    render(frame, fmt, output, title="Catalog", columns=("provider", "rows", "kind", "as_of", "age_hours", "source"))
+
+
+def history(
+    instance: Annotated[str, typer.Option("--instance", "-i", help="Instance type, e.g. p5.48xlarge.")],
+    region: Annotated[str, typer.Option("--region", "-r", help="Region code, e.g. us-east-1.")],
+    provider: Annotated[str | None, typer.Option("--provider", "-p", help="aws, gcp or azure.")] = None,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """The price of one offering across every catalog snapshot, oldest first."""
+    from planner.api import catalog_history
+    from planner.errors import InputError
+
+    frame = catalog_history(instance, region, provider=provider)
+    if frame.empty:
+        raise InputError(f"no offering {instance!r} in region {region!r} in any snapshot; see `gpuplan offers`")
+    render(frame, fmt, output, title=f"{instance} in {region}")
+
+
+def register(app: typer.Typer, catalog_app: typer.Typer) -> None:
+    """Add the catalog commands to the CLI."""
+    app.command("gpus")(gpus)
+    app.command("offers")(offers)
+    catalog_app.command("status")(status)
+    catalog_app.command("history")(history)

@@ -1,0 +1,49 @@
+"""`gpuplan`: a thin shell over planner.api. Data goes to stdout, messages to stderr.
+
+Exit codes: 0 ok, 1 runtime failure, 2 bad input, 3 stale catalog or partial refresh.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from planner.cli import catalog, estimate, rank, refresh
+from planner.errors import PlannerError
+
+app = typer.Typer(
+    name="gpuplan",
+    help="Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+catalog_app = typer.Typer(help="The offering catalog: status, price history, live refresh.", no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+for module in (catalog, estimate, rank, refresh):
+    module.register(app, catalog_app)
+
+
+def main() -> None:
+    """Entry point: PlannerError becomes one line on stderr and its exit code, never a traceback."""
+    try:
+        app(prog_name="gpuplan")
+    except PlannerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:  # a bug: one line unless the user asks for the traceback
+        if os.environ.get("GPUPLAN_DEBUG"):
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (set GPUPLAN_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""GPU hardware specs (``data/gpus.csv``) and the resolver from every spelling to one canonical id.
+
+Users type ``a100``, AWS says ``A100`` with 40960 MiB, Google says ``nvidia-tesla-a100`` and Azure sells
+``Standard_ND96asr_v4``: all of them resolve here, and nowhere else, to ``A100-40GB``.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from planner._data import data_dir
+from planner.errors import UnknownGpuError
+
+# Precisions a GPU may support, in the order the CLI lists them.
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU variant. Throughputs are dense peaks (no sparsity) in TFLOP/s."""
+
+    id: str
+    name: str
+    vendor: str
+    architecture: str
+    form_factor: str
+    memory_gib: float
+    memory_bandwidth_gbps: float  # GB/s
+    fp32_tflops: float
+    tf32_tflops: float | None
+    fp16_tflops: float  # FP16 (and BF16 where supported) tensor-core peak
+    bf16_supported: bool
+    fp8_tflops: float | None
+    nvlink_gbps: float | None  # GB/s, bidirectional, per GPU
+    pcie_gen: int
+    tdp_w: float
+    datacenter: bool
+    source: str
+    source_date: str
+    notes: str
+
+    def supports(self, precision: str) -> bool:
+        """Whether the GPU runs ``precision`` natively (TF32 on Ampere+, BF16 on Ampere+, FP8 on Ada+)."""
+        if precision in ("fp32", "fp16"):
+            return True
+        if precision == "tf32":
+            return self.tf32_tflops is not None
+        if precision == "bf16":
+            return self.bf16_supported
+        if precision == "fp8":
+            return self.fp8_tflops is not None
+        return False
+
+    def peak_tflops(self, precision: str) -> float:
+        """Dense peak for ``precision``; TF32 falls back to FP32 where the GPU has no TF32 path."""
+        if precision == "fp32":
+            return self.fp32_tflops
+        if precision == "tf32":
+            return self.tf32_tflops if self.tf32_tflops is not None else self.fp32_tflops
+        if precision in ("fp16", "bf16"):
+            return self.fp16_tflops
+        if precision == "fp8" and self.fp8_tflops is not None:
+            return self.fp8_tflops
+        raise ValueError(f"{self.id} has no {precision} peak")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The outcome of resolving a name: the spec and, for an ambiguous name, what was assumed."""
+
+    spec: GpuSpec
+    note: str | None = None
+
+
+def _key(name: str) -> str:
+    """Normalise a spelling: case, spaces, dashes and underscores do not matter; ``Standard_`` is dropped."""
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    return key.removeprefix("standard")
+
+
+def _opt_float(value: str) -> float | None:
+    return float(value) if value.strip() else None
+
+
+@cache
+def gpu_table() -> dict[str, GpuSpec]:
+    """All GPU variants keyed by canonical id, in file order."""
+    specs: dict[str, GpuSpec] = {}
+    with (data_dir() / "gpus.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            specs[row["gpu"]] = GpuSpec(
+                id=row["gpu"],
+                name=row["name"],
+                vendor=row["vendor"],
+                architecture=row["architecture"],
+                form_factor=row["form_factor"],
+                memory_gib=float(row["memory_gib"]),
+                memory_bandwidth_gbps=float(row["memory_bandwidth_gbps"]),
+                fp32_tflops=float(row["fp32_tflops"]),
+                tf32_tflops=_opt_float(row["tf32_tflops"]),
+                fp16_tflops=float(row["fp16_tflops"]),
+                bf16_supported=row["bf16_supported"] == "true",
+                fp8_tflops=_opt_float(row["fp8_tflops"]),
+                nvlink_gbps=_opt_float(row["nvlink_gbps"]),
+                pcie_gen=int(row["pcie_gen"]),
+                tdp_w=float(row["tdp_w"]),
+                datacenter=row["datacenter"] == "true",
+                source=row["source"],
+                source_date=row["source_date"],
+                notes=row["notes"],
+            )
+    return specs
+
+
+@cache
+def _aliases() -> dict[str, tuple[str, str | None]]:
+    """Normalised spelling -> (canonical id, note for an ambiguous name)."""
+    table = gpu_table()
+    aliases: dict[str, tuple[str, str | None]] = {_key(gpu_id): (gpu_id, None) for gpu_id in table}
+    with (data_dir() / "gpu_aliases.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["gpu"] not in table:
+                raise RuntimeError(f"gpu_aliases.csv: alias {row['alias']!r} points at unknown GPU {row['gpu']!r}")
+            aliases[_key(row["alias"])] = (row["gpu"], row["note"] or None)
+    return aliases
+
+
+@cache
+def _display_names() -> dict[str, str]:
+    """Normalised spelling -> how to show it in a suggestion."""
+    names = {_key(gpu_id): gpu_id for gpu_id in gpu_table()}
+    with (data_dir() / "gpu_aliases.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            names.setdefault(_key(row["alias"]), row["alias"])
+    return names
+
+
+def _by_memory(default: GpuSpec, memory_gib: float) -> GpuSpec:
+    """Among the default's siblings (same family and form factor), the one whose memory is closest."""
+    family = default.id.split("-")[0]
+    siblings = [
+        spec
+        for spec in gpu_table().values()
+        if spec.id.split("-")[0] == family and spec.form_factor == default.form_factor
+    ]
+    return min(siblings, key=lambda spec: (abs(spec.memory_gib - memory_gib), spec.id != default.id))
+
+
+def lookup(name: str, memory_gib: float | None = None) -> Resolution:
+    """Resolve any spelling of a GPU; ``memory_gib`` (per GPU, e.g. from a cloud API) picks the variant.
+
+    Raises ``UnknownGpuError`` with a did-you-mean suggestion.
+    """
+    key = _key(name)
+    if key.startswith("nvidia") and key not in _aliases():
+        key = key.removeprefix("nvidia").removeprefix("tesla")
+    found = _aliases().get(key)
+    if found is None:
+        shown = _display_names()
+        close = difflib.get_close_matches(key, list(shown), n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(shown[c] for c in close)}?)" if close else ""
+        raise UnknownGpuError(f"unknown GPU {name!r}{hint}; `gpuplan gpus` lists the known ones")
+    gpu_id, note = found
+    spec = gpu_table()[gpu_id]
+    if memory_gib is not None and abs(spec.memory_gib - memory_gib) > 4:
+        spec = _by_memory(spec, memory_gib)
+        note = None
+    return Resolution(spec=spec, note=note)
+
+
+def resolve_gpu(name: str, memory_gib: float | None = None) -> GpuSpec:
+    """The canonical spec for any spelling of a GPU name (case-insensitive)."""
+    return lookup(name, memory_gib).spec
+
+
+def gpu_ids() -> list[str]:
+    """Canonical ids of every known GPU."""
+    return list(gpu_table())
