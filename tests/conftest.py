@@ -1,0 +1,31 @@
+"""Shared test set-up: every test gets its own empty catalog store, never the user's."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--live", action="store_true", help="run tests that call real cloud APIs with your credentials")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--live") or os.environ.get("GPUPLAN_LIVE") == "1":
+        return
+    skip = pytest.mark.skip(reason="live cloud test: opt in with --live or GPUPLAN_LIVE=1")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point GPUPLAN_HOME at a fresh folder so no test reads or writes the user's catalog."""
+    home = tmp_path_factory.mktemp("gpuplan-home")
+    monkeypatch.setenv("GPUPLAN_HOME", str(home))
+    monkeypatch.delenv("GPUPLAN_DATA_DIR", raising=False)
+    yield home

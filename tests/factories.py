@@ -1,0 +1,35 @@
+"""Test factories: tiny in-code data in the project's own schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def make_offer(**overrides: Any) -> dict[str, Any]:
+    """A valid catalog row in the stored schema; override any column."""
+    row: dict[str, Any] = {
+        "provider": "aws",
+        "instance_type": "p5.48xlarge",
+        "region": "us-east-1",
+        "zone": "use1-az4",
+        "gpu": "H100-SXM",
+        "gpu_count": 8.0,
+        "gpu_memory_gib": 80.0,
+        "vcpus": 192,
+        "ram_gib": 2048.0,
+        "interconnect": "nvswitch",
+        "network_gbps": 3200.0,
+        "price_usd_per_hour": 55.04,
+        "spot_price_usd_per_hour": 30.5,
+        "host_price_usd_per_hour": None,
+        "gpu_price_usd_per_hour": None,
+        "host_spot_price_usd_per_hour": None,
+        "gpu_spot_price_usd_per_hour": None,
+        "spot_interruption": "<5%",
+        "availability": "on-demand",
+        "price_source": "test",
+        "as_of": "2026-11-01T00:00:00+00:00",
+        "flags": "",
+    }
+    row.update(overrides)
+    return row

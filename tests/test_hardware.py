@@ -1,0 +1,70 @@
+"""The hardware table and the GPU name resolver."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import UnknownGpuError
+from planner.hardware import gpu_table, lookup, resolve_gpu
+
+REQUIRED = [
+    "V100-16GB", "V100-32GB", "V100-PCIe-16GB", "V100-PCIe-32GB", "T4", "A10G", "A10", "L4", "A100-40GB", "A100-80GB",
+    "A100-PCIe-40GB", "A100-PCIe-80GB", "L40S", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "GH200", "B200", "MI300X",
+]  # fmt: skip
+
+
+def test_every_required_variant_has_a_sourced_row() -> None:
+    table = gpu_table()
+    for gpu in REQUIRED:
+        spec = table[gpu]
+        assert spec.source and spec.source_date
+        assert spec.memory_gib > 0 and spec.memory_bandwidth_gbps > 0 and spec.fp16_tflops > 0 and spec.tdp_w > 0
+
+
+def test_specs_are_consistent() -> None:
+    for spec in gpu_table().values():
+        assert spec.fp16_tflops >= spec.fp32_tflops * 0.9 or spec.vendor == "amd", spec.id
+        if spec.fp8_tflops is not None:
+            assert spec.fp8_tflops >= spec.fp16_tflops, spec.id
+        assert spec.supports("fp8") == (spec.architecture in ("ada", "hopper", "blackwell", "cdna3"))
+        assert spec.supports("bf16") == (spec.architecture not in ("volta", "turing"))
+
+
+@pytest.mark.parametrize(
+    ("name", "gpu"),
+    [
+        ("V100", "V100-16GB"), ("v100-32gb", "V100-32GB"), ("V100-PCIe", "V100-PCIe-16GB"), ("A100", "A100-40GB"),
+        ("A100-40GB", "A100-40GB"), ("a100-80gb", "A100-80GB"), ("A100-PCIe-80GB", "A100-PCIe-80GB"), ("H100", "H100-SXM"),
+        ("H100-SXM", "H100-SXM"), ("h100-pcie", "H100-PCIe"), ("H100 NVL", "H100-NVL"), ("H200", "H200"), ("B200", "B200"),
+        ("GH200", "GH200"), ("L4", "L4"), ("t4", "T4"), ("A10G", "A10G"), ("L40S", "L40S"), ("A10", "A10"),
+        ("nvidia-tesla-v100", "V100-16GB"), ("nvidia-tesla-t4", "T4"), ("nvidia-l4", "L4"),
+        ("nvidia-tesla-a100", "A100-40GB"), ("nvidia-a100-80gb", "A100-80GB"), ("nvidia-h100-80gb", "H100-SXM"),
+        ("nvidia-h100-mega-80gb", "H100-SXM"), ("ND A100 v4", "A100-40GB"), ("ND96amsr_A100_v4", "A100-80GB"),
+        ("Standard_ND96amsr_A100_v4", "A100-80GB"), ("NC A100 v4", "A100-PCIe-80GB"), ("ND H100 v5", "H100-SXM"),
+        ("NC H100 v5", "H100-NVL"), ("NCasT4_v3", "T4"), ("NVadsA10_v5", "A10"), ("NCv3", "V100-PCIe-16GB"),
+    ],
+)  # fmt: skip
+def test_every_spelling_resolves(name: str, gpu: str) -> None:
+    assert resolve_gpu(name).id == gpu
+
+
+@pytest.mark.parametrize(
+    ("name", "memory_gib", "gpu"),
+    [("V100", 32, "V100-32GB"), ("A100", 80, "A100-80GB"), ("A100", 40, "A100-40GB"), ("H100", 80, "H100-SXM"),
+     ("H200", 141, "H200"), ("A10G", 22.35, "A10G"), ("L40S", 44.7, "L40S"), ("B200", 179.1, "B200")],
+)  # fmt: skip
+def test_cloud_memory_picks_the_variant(name: str, memory_gib: float, gpu: str) -> None:
+    assert resolve_gpu(name, memory_gib).id == gpu
+
+
+def test_ambiguous_name_says_what_it_assumed() -> None:
+    resolution = lookup("A100")
+    assert resolution.note is not None and "A100-40GB" in resolution.note
+    assert lookup("A100-80GB").note is None
+
+
+def test_unknown_name_suggests() -> None:
+    with pytest.raises(UnknownGpuError, match=r"unknown GPU 'H1000' \(did you mean H100"):
+        resolve_gpu("H1000")
+    with pytest.raises(UnknownGpuError, match="unknown GPU 'banana'"):
+        resolve_gpu("banana")
