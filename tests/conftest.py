@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point GPUPLAN_HOME at a fresh folder so no test reads or writes the user's catalog."""
     home = tmp_path_factory.mktemp("gpuplan-home")
     monkeypatch.setenv("GPUPLAN_HOME", str(home))
     monkeypatch.delenv("GPUPLAN_DATA_DIR", raising=False)
-    yield home
+    return home

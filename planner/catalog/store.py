@@ -6,6 +6,7 @@ never sees a half-written catalog and a failed or killed refresh leaves the prev
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner._data import data_dir
-from planner.catalog.schema import COLUMN_NAMES, COLUMNS, OFFERING_KEY, PROVIDERS, SCHEMA_VERSION
+from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION
 from planner.catalog.validate import Rejected, validate_rows
 from planner.errors import CatalogError
 
@@ -134,10 +135,8 @@ class CatalogStore:
     # -- schema and seeding ---------------------------------------------------------------------
     def _ensure_schema(self) -> None:
         row = None
-        try:
+        with contextlib.suppress(sqlite3.OperationalError):  # a new store: no meta table yet
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.OperationalError:
-            pass  # a new store: no meta table yet
         if row is not None:
             version = int(row[0])
             if version > SCHEMA_VERSION:
@@ -198,7 +197,11 @@ class CatalogStore:
         accepted = [row for row in report.accepted if row["provider"] == provider]
         rejected = report.rejected + [
             Rejected(
-                *(row[k] for k in OFFERING_KEY), reason=f"row of provider {row['provider']!r} in a {provider} snapshot"
+                row["provider"],
+                row["instance_type"],
+                row["region"],
+                row["zone"],
+                reason=f"row of provider {row['provider']!r} in a {provider} snapshot",
             )
             for row in report.accepted
             if row["provider"] != provider
@@ -211,7 +214,8 @@ class CatalogStore:
         with self._transaction():
             if only_if_stale:
                 existing = self._db.execute(
-                    "SELECT s.kind, s.source FROM current c JOIN snapshots s ON s.id = c.snapshot_id WHERE c.provider = ?",
+                    "SELECT s.kind, s.source FROM current c JOIN snapshots s ON s.id = c.snapshot_id"
+                    " WHERE c.provider = ?",
                     (provider,),
                 ).fetchone()
                 if existing is not None and (existing[0] == "live" or existing[1] == source):

@@ -69,9 +69,9 @@ def _normalise(row: Mapping[str, Any]) -> dict[str, Any]:
             continue
         try:
             if column.kind == "real":
-                out[column.name] = float(value)
+                out[column.name] = float(value)  # type: ignore[arg-type]
             elif column.kind == "integer":
-                number = float(value)
+                number = float(value)  # type: ignore[arg-type]
                 if not number.is_integer():
                     raise ValueError
                 out[column.name] = int(number)
