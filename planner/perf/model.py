@@ -1,0 +1,583 @@
+"""The performance model: throughput, time to solution, memory fit, MFU and energy of a training job.
+
+Pure and fast (standard library only). Per GPU, one micro-batch costs compute time (hardware FLOPs over the
+precision's dense peak times a fitted efficiency that grows with matrix size and micro-batch) plus memory time
+(bytes that element-wise kernels move over HBM bandwidth); parallelism adds tensor-parallel traffic, the pipeline
+bubble and data-parallel gradient or sharding traffic over NVLink/NVSwitch, PCIe and the network, partly overlapped
+with compute. The coefficients come from ``data/perf_params.json``, fitted by ``scripts/fit_perf.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from functools import cache, lru_cache
+from typing import Any
+
+from planner._data import data_dir
+from planner.errors import InputError
+from planner.hardware import PRECISIONS, GpuSpec, resolve_gpu
+from planner.perf.workloads import Workload, get_workload
+
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
+GIB = 1024.0**3
+# Memory a framework cannot use for the model: CUDA context, cuBLAS/NCCL workspaces (about 1.5 GiB), plus
+# about 8% lost to allocator fragmentation (PyTorch CUDA caching allocator practice).
+RESERVED_GIB = 1.5
+FRAGMENTATION = 0.92
+
+
+@cache
+def perf_params() -> dict[str, Any]:
+    """The fitted coefficients (``data/perf_params.json``)."""
+    with (data_dir() / "perf_params.json").open(encoding="utf-8") as handle:
+        loaded: dict[str, Any] = json.load(handle)
+    return loaded
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the job is laid out on the GPUs."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    sharded: bool = False
+    recompute: bool = False
+    micro_batch: int = 1
+    global_batch: int = 1
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One workload on ``gpus`` x ``gpu``: the JSON contract of ``gpuplan estimate`` plus context."""
+
+    workload: str
+    gpu: str
+    gpus: int
+    nodes: int
+    gpus_per_node: int
+    precision: str
+    interconnect: str
+    network_gbps: float
+    throughput: float
+    throughput_unit: str
+    throughput_per_gpu: float
+    throughput_low: float
+    throughput_high: float
+    step_time_s: float
+    time_to_solution_hours: float
+    work: float
+    work_unit: str
+    memory_per_gpu_gib: float
+    gpu_memory_gib: float
+    fits_in_memory: bool
+    why_not_fits: str | None
+    min_gpus_to_fit: int | None
+    mfu: float
+    energy_kwh: float
+    parallelism: dict[str, Any] = field(default_factory=dict)
+    assumptions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (float, int, str, bool, None, list, dict) for JSON."""
+        return asdict(self)
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def _check_precision(spec: GpuSpec, precision: str, notes: list[str]) -> str:
+    key = str(precision).strip().lower()
+    if key not in PRECISIONS:
+        raise InputError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if key == "fp8" and not spec.supports("fp8"):
+        raise InputError(
+            f"--precision fp8 is not supported on {spec.id} (needs Ada, Hopper or newer); use bf16 or fp16"
+        )
+    if key == "bf16" and not spec.supports("bf16"):
+        notes.append(f"{spec.id} has no BF16: estimated with FP16 mixed precision (same tensor-core peak)")
+        return "fp16"
+    if key == "tf32" and not spec.supports("tf32"):
+        notes.append(f"{spec.id} has no TF32: estimated as true FP32")
+        return "fp32"
+    return key
+
+
+def default_interconnect(spec: GpuSpec) -> str:
+    """NVSwitch on SXM/OAM/superchip boards, NVLink bridges on NVL pairs, PCIe otherwise."""
+    if spec.form_factor in ("sxm", "oam", "superchip"):
+        return "nvswitch"
+    if spec.form_factor == "nvl":
+        return "nvlink"
+    return "pcie"
+
+
+def default_network_gbps(spec: GpuSpec) -> float:
+    """Typical data-centre network per node of 8 for this GPU (e.g. 400 Gbps p4d A100, 3200 Gbps p5 H100)."""
+    table: dict[str, float] = perf_params()["network_gbps_by_architecture"]
+    if spec.form_factor == "pcie" and spec.architecture not in ("hopper", "blackwell"):
+        return float(table.get("pcie", 100.0))
+    return float(table.get(spec.architecture, table["default"]))
+
+
+# ---------------------------------------------------------------- the physics
+
+
+def _link_gbs(spec: GpuSpec, interconnect: str, group: int) -> float:
+    """Effective all-reduce bus bandwidth (GB/s per GPU) among ``group`` GPUs of one node."""
+    comm = perf_params()["comm"]
+    pcie = 16.0 * 2 ** (spec.pcie_gen - 3) * comm["pcie_efficiency"]
+    if interconnect == "nvswitch" and spec.nvlink_gbps:
+        return spec.nvlink_gbps / 2 * comm["nvlink_efficiency"]
+    if interconnect == "nvlink" and spec.nvlink_gbps and group <= 2:
+        return spec.nvlink_gbps / 2 * comm["nvlink_efficiency"]
+    return pcie
+
+
+def _dp_bandwidth(spec: GpuSpec, interconnect: str, dp: int, gpus_per_node: int, network_gbps: float) -> float:
+    """Bus bandwidth of a data-parallel collective: the slowest hop (the NIC share of one GPU across nodes)."""
+    intra = _link_gbs(spec, interconnect, min(dp, gpus_per_node))
+    if dp <= gpus_per_node:
+        return intra
+    per_gpu_net = network_gbps / 8.0 / gpus_per_node * perf_params()["comm"]["network_efficiency"]
+    return min(intra, per_gpu_net)
+
+
+def _efficiency_scale(spec: GpuSpec, precision: str, family: dict[str, float]) -> float:
+    """Fraction of the dense peak a well-shaped matmul reaches, for this precision."""
+    rel = family.get(f"{precision}_relative", 1.0)
+    if precision == "tf32" and spec.tf32_tflops is None:
+        rel = family.get("fp32_relative", 1.0)
+    return float(family["peak_efficiency"] * rel)
+
+
+def _sample_time(
+    wl: Workload, spec: GpuSpec, precision: str, micro_batch: int, tp: int, recompute: bool
+) -> tuple[float, float, float]:
+    """Seconds for one GPU to run forward+backward of ``micro_batch`` samples: (compute, memory, model FLOPs)."""
+    params = perf_params()
+    peak = spec.peak_tflops(precision) * 1e12
+    bw = spec.memory_bandwidth_gbps * 1e9
+    elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+    if not wl.is_transformer:
+        fam = params["cnn"]
+        flops = (wl.flops_per_sample or 0.0) * micro_batch
+        eff = _efficiency_scale(spec, precision, fam) * micro_batch / (micro_batch + fam["batch_half"])
+        mem_bytes = fam["bytes_per_flop"] * (wl.flops_per_sample or 0.0) * micro_batch * elem / 2.0
+        return flops / (peak * eff), mem_bytes / bw, flops
+    fam = params["transformer"]
+    seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
+    tokens = micro_batch * seq
+    linear = 2.0 * wl.params * tokens
+    attention = 4.0 * layers * hidden * seq * tokens
+    forward = linear + attention
+    # LoRA skips weight gradients of frozen weights: backward is one matmul pass instead of two.
+    backward = forward if wl.mode == "lora" else 2.0 * forward
+    model_flops = forward + backward
+    hw_flops = model_flops + (forward if recompute else 0.0)
+    shard_hidden = hidden / tp
+    eff = _efficiency_scale(spec, precision, fam)
+    eff *= shard_hidden / (shard_hidden + fam["hidden_half"])
+    eff *= tokens / (tokens + fam["tokens_half"])
+    # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
+    mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
+    if recompute:
+        mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
+    return hw_flops / tp / (peak * eff), mem_bytes / bw, model_flops / tp
+
+
+def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
+    """Peak bytes per GPU: model state (weights, gradients, optimizer), activations, logits."""
+    mem = perf_params()["memory"]
+    shards = plan.tp * plan.pp
+    if wl.mode == "lora":
+        weight_bytes = 4.0 if precision in ("fp32", "tf32") else 2.0
+        state = wl.params * (weight_bytes + mem["lora_trainable_fraction"] * mem["adam_bytes_per_param"])
+    else:
+        state = wl.params * mem["adam_bytes_per_param"]
+    state /= shards * (plan.dp if plan.sharded else 1)
+    elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+    b = plan.micro_batch
+    if not wl.is_transformer:
+        activations = (wl.activation_bytes_per_sample or 0.0) * b * elem / 2.0
+        return state + activations
+    per_layer_full = mem["activation_bytes_per_token_hidden"] * b * wl.seq_len * wl.hidden * elem / 2.0 / plan.tp
+    layers_here = wl.layers / plan.pp
+    # 1F1B pipelining keeps up to pp micro-batches in flight on the first stage.
+    in_flight = min(plan.pp, max(1, plan.global_batch // max(1, plan.dp * b)))
+    if plan.recompute:
+        checkpoints = b * wl.seq_len * wl.hidden * elem / plan.tp * layers_here * in_flight
+        activations = checkpoints + per_layer_full
+    else:
+        activations = per_layer_full * layers_here * in_flight
+    # FP32 logits of the last stage (large for 128k vocabularies).
+    logits = b * wl.seq_len * wl.vocab * 4.0 / plan.tp
+    if plan.sharded and plan.dp > 1:
+        # FSDP holds one gathered layer (weights + gradients) beyond its shard.
+        state += 2 * elem * wl.params / max(1, wl.layers) / plan.tp
+    return state + activations + logits
+
+
+def _usable_bytes(spec: GpuSpec) -> float:
+    return (spec.memory_gib * FRAGMENTATION - RESERVED_GIB) * GIB
+
+
+@dataclass(frozen=True)
+class _Timing:
+    step_s: float
+    compute_s: float
+    comm_exposed_s: float
+    model_flops_per_step: float
+    samples_per_step: int
+
+
+def _step_time(
+    wl: Workload,
+    spec: GpuSpec,
+    precision: str,
+    plan: Plan,
+    interconnect: str,
+    gpus_per_node: int,
+    network_gbps: float,
+) -> _Timing:
+    comm = perf_params()["comm"]
+    t_comp, t_mem, flops = _sample_time(wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute)
+    micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
+    per_micro = t_comp + t_mem
+    tp_comm = 0.0
+    if plan.tp > 1 and wl.is_transformer:
+        # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
+        link = _link_gbs(spec, interconnect, plan.tp) * 1e9
+        elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+        volume = 4 * (wl.layers / plan.pp) * plan.micro_batch * wl.seq_len * wl.hidden * elem
+        tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link
+    per_micro += tp_comm
+    compute = micro_steps * per_micro
+    if plan.pp > 1:
+        compute *= (micro_steps + plan.pp - 1) / micro_steps
+    dp_comm = 0.0
+    if plan.dp > 1:
+        bandwidth = _dp_bandwidth(spec, interconnect, plan.dp * plan.tp, gpus_per_node, network_gbps) * 1e9
+        params_here = wl.params / (plan.tp * plan.pp)
+        ring = 2.0 * (plan.dp - 1) / plan.dp
+        if wl.mode == "lora":
+            params_grad = params_here * perf_params()["memory"]["lora_trainable_fraction"]
+        else:
+            params_grad = params_here
+        if plan.sharded:
+            # FSDP: all-gather weights for forward and backward of every micro-batch, reduce-scatter gradients.
+            volume = micro_steps * (2 * params_here * 2.0 + params_grad * 2.0) / 2.0
+        else:
+            volume = params_grad * comm["gradient_bytes"]
+        dp_comm = volume * ring / bandwidth
+    exposed = max(dp_comm - comm["overlap"] * compute, (1.0 - comm["overlap"]) * dp_comm)
+    step = compute + exposed
+    nodes = math.ceil(plan.dp * plan.tp * plan.pp / gpus_per_node)
+    if nodes > 1:
+        # Stragglers and synchronisation: throughput per GPU falls a little with every doubling of nodes.
+        step *= 1.0 + comm["loss_per_node_doubling"] * math.log2(nodes)
+    samples = plan.global_batch
+    return _Timing(step, compute, step - compute, flops * micro_steps * plan.tp * plan.pp * plan.dp, samples)
+
+
+# ---------------------------------------------------------------- layout search
+
+
+def _divisors(value: int, limit: int) -> list[int]:
+    return [d for d in (1, 2, 4, 8, 16, 32, 64) if d <= limit and value % d == 0]
+
+
+def _default_micro_batch(wl: Workload) -> int:
+    if wl.batch_per_gpu is not None:
+        return wl.batch_per_gpu
+    if not wl.is_transformer:
+        return 256
+    # About 16k tokens per micro-batch saturates a GPU (llm-foundry's default configs use 8-16 x 2048).
+    return max(1, min(64, 16384 // wl.seq_len))
+
+
+def _global_batch(wl: Workload, dp: int, micro: int) -> int:
+    if wl.global_batch is not None:
+        return max(wl.global_batch, dp * micro) if wl.global_batch < dp * micro else wl.global_batch
+    if not wl.is_transformer:
+        return dp * micro
+    if wl.kind == "encoder":
+        return max(dp * micro, 256)
+    # About 1M tokens per step (Llama 2 used 4M; smaller jobs use less), a multiple of dp x micro-batch.
+    target = max(1, (1 << 20) // wl.seq_len)
+    per_round = dp * micro
+    return max(per_round, (target // per_round) * per_round)
+
+
+def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[tuple[int, int, bool, bool]]:
+    """(tp, pp, sharded, recompute) layouts, simplest first."""
+    if not wl.is_transformer:
+        return [(1, 1, False, False)]
+    plans: list[tuple[int, int, bool, bool]] = []
+    head_limit = wl.heads if wl.heads else 64
+    for tp in _divisors(gpus, min(gpus_per_node, 8, head_limit)):
+        for pp in _divisors(gpus // tp, min(64, wl.layers)):
+            for sharded in (False, True):
+                if sharded and gpus // (tp * pp) == 1:
+                    continue
+                for recompute in (False, True):
+                    plans.append((tp, pp, sharded, recompute))
+    return plans
+
+
+def _fit_micro_batch(wl: Workload, spec: GpuSpec, precision: str, plan: Plan, wanted: int) -> tuple[int, float]:
+    """The largest power-of-two micro-batch up to ``wanted`` that fits, and the bytes it needs (0 if none fits)."""
+    usable = _usable_bytes(spec)
+    micro = wanted
+    while micro >= 1:
+        trial = Plan(plan.tp, plan.pp, plan.dp, plan.sharded, plan.recompute, micro, _global_batch(wl, plan.dp, micro))
+        need = _memory_bytes(wl, precision, trial)
+        if need <= usable:
+            return micro, need
+        if micro == 1:
+            return 0, need
+        micro = micro // 2 if micro & (micro - 1) == 0 else 1 << (micro.bit_length() - 1)
+    return 0, 0.0
+
+
+@dataclass(frozen=True)
+class _Choice:
+    plan: Plan
+    timing: _Timing
+    memory_bytes: float
+    fits: bool
+
+
+def _choose(
+    wl: Workload, spec: GpuSpec, precision: str, gpus: int, gpus_per_node: int, interconnect: str, network: float
+) -> _Choice:
+    wanted = _default_micro_batch(wl)
+    best: _Choice | None = None
+    smallest: _Choice | None = None
+    for tp, pp, sharded, recompute in _candidate_plans(wl, gpus, gpus_per_node):
+        dp = gpus // (tp * pp)
+        base = Plan(tp, pp, dp, sharded, recompute, wanted, _global_batch(wl, dp, wanted))
+        micro, need = _fit_micro_batch(wl, spec, precision, base, wanted)
+        if micro == 0:
+            if smallest is None or need < smallest.memory_bytes:
+                plan = Plan(tp, pp, dp, sharded, recompute, 1, _global_batch(wl, dp, 1))
+                timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
+                smallest = _Choice(plan, timing, need, False)
+            continue
+        plan = Plan(tp, pp, dp, sharded, recompute, micro, _global_batch(wl, dp, micro))
+        timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
+        rate = timing.samples_per_step / timing.step_s
+        if best is None or rate > best.timing.samples_per_step / best.timing.step_s * 1.0001:
+            best = _Choice(plan, timing, need, True)
+    if best is not None:
+        return best
+    if smallest is None:
+        raise InputError(f"no parallel layout exists for {gpus} GPUs")
+    return smallest
+
+
+def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node: int) -> int | None:
+    usable = _usable_bytes(spec)
+    count = 1
+    while count <= 65536:
+        per_node = min(count, gpus_per_node)
+        for tp, pp, sharded, recompute in _candidate_plans(wl, count, per_node):
+            dp = count // (tp * pp)
+            if recompute or not wl.is_transformer:
+                plan = Plan(tp, pp, dp, sharded, recompute, 1, _global_batch(wl, dp, 1))
+                if _memory_bytes(wl, precision, plan) <= usable:
+                    return count
+        count *= 2
+    return None
+
+
+# ---------------------------------------------------------------- the public function
+
+
+def estimate(
+    workload: str | Workload,
+    gpu: str | GpuSpec,
+    gpus: int = 1,
+    precision: str = "bf16",
+    *,
+    gpus_per_node: int | None = None,
+    interconnect: str | None = None,
+    network_gbps: float | None = None,
+    **options: Any,
+) -> Estimate:
+    """Estimate ``workload`` on ``gpus`` x ``gpu`` at ``precision``.
+
+    Options: ``measured`` (throughput in the workload's unit) with ``measured_on`` ("GPU" or "GPU:COUNT") rescales
+    through the model's ratios; ``efficiency`` (MFU the user observes, 0-1) replaces the fitted one; workload fields
+    (``tokens``/``work``, ``seq_len``, ``batch_per_gpu``, ``global_batch``, ``mode`` ...) override the preset.
+    """
+    measured = options.pop("measured", None)
+    measured_on = options.pop("measured_on", None)
+    efficiency = options.pop("efficiency", None)
+    if "tokens" in options:
+        options["work"] = options.pop("tokens")
+    wl = get_workload(workload, **options)
+    spec = gpu if isinstance(gpu, GpuSpec) else resolve_gpu(str(gpu))
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus <= 0:
+        raise InputError(f"--gpus must be a positive integer, got {gpus!r}")
+    if gpus_per_node is not None and (not isinstance(gpus_per_node, int) or gpus_per_node <= 0):
+        raise InputError(f"--gpus-per-node must be a positive integer, got {gpus_per_node!r}")
+    if interconnect is not None and interconnect not in INTERCONNECTS:
+        raise InputError(f"--interconnect must be one of {', '.join(INTERCONNECTS)}, got {interconnect!r}")
+    if network_gbps is not None and not network_gbps > 0:
+        raise InputError(f"--network-gbps must be positive, got {network_gbps!r}")
+    if efficiency is not None and not 0 < efficiency <= 1:
+        raise InputError(f"--efficiency must be a fraction in (0, 1] (e.g. 0.3 for 30% MFU), got {efficiency!r}")
+    if (measured is None) != (measured_on is None):
+        raise InputError("--measured and --measured-on go together (e.g. --measured 1000 --measured-on A100:1)")
+    if measured is not None and efficiency is not None:
+        raise InputError("give either --measured/--measured-on or --efficiency, not both")
+    if measured is not None and not measured > 0:
+        raise InputError(f"--measured must be a positive throughput, got {measured!r}")
+    return _estimate(
+        wl,
+        spec,
+        gpus,
+        str(precision),
+        gpus_per_node,
+        interconnect,
+        None if network_gbps is None else float(network_gbps),
+        None if measured is None else float(measured),
+        None if measured_on is None else str(measured_on),
+        None if efficiency is None else float(efficiency),
+    )
+
+
+def _parse_measured_on(text: str) -> tuple[GpuSpec, int]:
+    name, _, count = text.partition(":")
+    try:
+        gpus = int(count) if count else 1
+    except ValueError:
+        raise InputError(f"--measured-on must look like GPU or GPU:COUNT (e.g. A100-80GB:8), got {text!r}") from None
+    if gpus <= 0:
+        raise InputError(f"--measured-on GPU count must be positive, got {text!r}")
+    return resolve_gpu(name), gpus
+
+
+@lru_cache(maxsize=4096)
+def _estimate(
+    wl: Workload,
+    spec: GpuSpec,
+    gpus: int,
+    precision: str,
+    gpus_per_node: int | None,
+    interconnect: str | None,
+    network_gbps: float | None,
+    measured: float | None,
+    measured_on: str | None,
+    efficiency: float | None,
+) -> Estimate:
+    notes: list[str] = []
+    prec = _check_precision(spec, precision, notes)
+    per_node = gpus_per_node or min(gpus, 8)
+    per_node = min(per_node, gpus)
+    link = interconnect or default_interconnect(spec)
+    if link in ("nvswitch", "nvlink") and not spec.nvlink_gbps:
+        notes.append(f"{spec.id} has no NVLink: {link} treated as PCIe")
+        link = "pcie"
+    network = network_gbps if network_gbps is not None else default_network_gbps(spec)
+    nodes = math.ceil(gpus / per_node)
+    choice = _choose(wl, spec, prec, gpus, per_node, link, network)
+    plan, timing = choice.plan, choice.timing
+    samples_per_s = timing.samples_per_step / timing.step_s
+    units_per_s = samples_per_s / wl.samples_per_unit
+    peak_total = spec.peak_tflops(prec) * 1e12 * gpus
+    mfu = timing.model_flops_per_step / timing.step_s / peak_total
+    scale = 1.0
+    if efficiency is not None:
+        scale = efficiency / mfu
+        notes.append(f"utilisation set by the user: MFU {efficiency:.0%} (the model predicted {mfu:.0%})")
+    elif measured is not None and measured_on is not None:
+        ref_spec, ref_gpus = _parse_measured_on(measured_on)
+        reference = _estimate(wl, ref_spec, ref_gpus, precision, None, None, None, None, None, None)
+        scale = measured / reference.throughput
+        notes.append(
+            f"rescaled by the user's measurement {measured:g} {wl.throughput_unit} on {ref_gpus}x {ref_spec.id} "
+            f"(model: {reference.throughput:.4g}; factor {scale:.2f})"
+        )
+    units_per_s *= scale
+    mfu *= scale
+    step = timing.step_s / scale
+    busy = min(1.0, timing.compute_s / timing.step_s * min(1.0, scale))
+    band = perf_params()["band"]["cnn" if not wl.is_transformer else "transformer"]
+    low, high = float(band[0]), float(band[1])
+    if spec.architecture not in perf_params()["calibrated_architectures"]:
+        low, high = low * 1.5, high * 1.5
+        notes.append(f"{spec.architecture} GPUs are not in the calibration data: wider band")
+    if nodes > 1:
+        low, high = low + 0.05, high + 0.05
+    if measured is not None or efficiency is not None:
+        low, high = low / 2, high / 2
+    work = wl.total_work()
+    hours = work / units_per_s / 3600.0
+    power = perf_params()["power"]
+    utilisation = power["idle_fraction"] + (power["busy_fraction"] - power["idle_fraction"]) * busy
+    energy = spec.tdp_w * gpus * utilisation * hours / 1000.0
+    usable_gib = _usable_bytes(spec) / GIB
+    why: str | None = None
+    min_gpus: int | None = None
+    if not choice.fits:
+        min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or 8)
+        hint = f"; at least {min_gpus} GPUs would fit" if min_gpus else "; no GPU count fits"
+        why = (
+            f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with sharding, recomputation and "
+            f"{plan.tp}-way tensor / {plan.pp}-way pipeline parallelism, but {spec.id} leaves {usable_gib:.1f} GiB "
+            f"usable of {spec.memory_gib:g}{hint}"
+        )
+    layout = (
+        f"layout: {plan.dp}-way data parallel{' (FSDP/ZeRO-3 sharded)' if plan.sharded else ''}, "
+        f"{plan.tp}-way tensor, {plan.pp}-way pipeline, micro-batch {plan.micro_batch}, global batch "
+        f"{plan.global_batch}{', activation recomputation' if plan.recompute else ''}"
+    )
+    assumptions = [
+        f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
+        layout,
+        f"{nodes} node(s) of {per_node} GPUs, {link} inside a node"
+        + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
+        "throughput from dense peak x fitted efficiency and HBM bandwidth (data/perf_params.json)",
+        f"energy = TDP {spec.tdp_w:g} W x {utilisation:.0%} average draw x time",
+        *notes,
+    ]
+    return Estimate(
+        workload=wl.name,
+        gpu=spec.id,
+        gpus=gpus,
+        nodes=nodes,
+        gpus_per_node=per_node,
+        precision=prec,
+        interconnect=link,
+        network_gbps=float(network),
+        throughput=float(units_per_s),
+        throughput_unit=wl.throughput_unit,
+        throughput_per_gpu=float(units_per_s / gpus),
+        throughput_low=float(units_per_s * (1.0 - low)),
+        throughput_high=float(units_per_s * (1.0 + high)),
+        step_time_s=float(step),
+        time_to_solution_hours=float(hours),
+        work=float(work),
+        work_unit=wl.work_unit,
+        memory_per_gpu_gib=float((choice.memory_bytes + RESERVED_GIB * GIB) / GIB),
+        gpu_memory_gib=float(spec.memory_gib),
+        fits_in_memory=choice.fits,
+        why_not_fits=why,
+        min_gpus_to_fit=min_gpus,
+        mfu=float(mfu),
+        energy_kwh=float(energy),
+        parallelism={
+            "data": plan.dp,
+            "tensor": plan.tp,
+            "pipeline": plan.pp,
+            "sharded": plan.sharded,
+            "recompute": plan.recompute,
+            "micro_batch": plan.micro_batch,
+            "global_batch": plan.global_batch,
+        },
+        assumptions=assumptions,
+    )

@@ -1,0 +1,240 @@
+"""Training workloads: named presets (ResNet-50, BERT, decoder LLMs) and custom transformers.
+
+A workload says what one unit of work costs (FLOPs, bytes moved, memory) and how much work a run is
+(90 ImageNet epochs, 20 tokens per parameter ...). The performance model turns that into time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from planner.errors import InputError
+
+KINDS = ("cnn", "encoder", "decoder")
+MODES = ("pretrain", "finetune", "lora")
+UNITS = {"images": "images/s", "sequences": "sequences/s", "tokens": "tokens/s"}
+
+# ImageNet-1k training set size (Russakovsky et al. 2015).
+IMAGENET_IMAGES = 1_281_167
+# Chinchilla-style compute-optimal budget (Hoffmann et al. 2022): about 20 training tokens per parameter.
+TOKENS_PER_PARAM = 20.0
+# Default fine-tuning budget when the user gives none: 50k examples of 2k tokens.
+FINETUNE_TOKENS = 1e8
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One training job's model and amount of work.
+
+    ``params`` is the total parameter count; for transformers ``layers``/``hidden``/``heads``/``vocab``/``seq_len``
+    give the shape. ``work`` is the amount of work in ``work_unit`` (images, sequences or tokens); ``None`` means the
+    preset's default for the training mode. ``flops_per_sample`` (forward+backward) is set for CNNs, where it does not
+    follow from the shape.
+    """
+
+    name: str
+    kind: str
+    params: float
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    vocab: int = 0
+    seq_len: int = 0
+    work: float | None = None
+    work_unit: str = "tokens"
+    mode: str = "pretrain"
+    batch_per_gpu: int | None = None
+    global_batch: int | None = None
+    flops_per_sample: float | None = None
+    activation_bytes_per_sample: float | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"workload kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.mode not in MODES:
+            raise InputError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.work_unit not in UNITS:
+            raise InputError(f"work unit must be one of {', '.join(UNITS)}, got {self.work_unit!r}")
+        if not self.params > 0:
+            raise InputError(f"--params must be a positive number of parameters, got {self.params!r}")
+        if self.kind != "cnn":
+            for field, value in (("--layers", self.layers), ("--hidden", self.hidden), ("--seq-len", self.seq_len)):
+                if value <= 0:
+                    raise InputError(f"{field} must be a positive integer for a transformer, got {value!r}")
+            if self.heads < 0 or self.vocab < 0:
+                raise InputError("--heads and --vocab must be positive integers")
+            if self.heads and self.hidden % self.heads:
+                raise InputError(f"--hidden ({self.hidden}) must be divisible by --heads ({self.heads})")
+        if self.work is not None and not self.work > 0:
+            raise InputError(f"--tokens (amount of work) must be positive, got {self.work!r}")
+        for field, batch in (("--batch-per-gpu", self.batch_per_gpu), ("--global-batch", self.global_batch)):
+            if batch is not None and batch <= 0:
+                raise InputError(f"{field} must be a positive integer, got {batch!r}")
+        if self.mode != "pretrain" and self.kind == "cnn":
+            raise InputError("--mode finetune|lora applies to transformer workloads only; use --mode pretrain")
+
+    @property
+    def throughput_unit(self) -> str:
+        """images/s, sequences/s or tokens/s."""
+        return UNITS[self.work_unit]
+
+    @property
+    def is_transformer(self) -> bool:
+        return self.kind != "cnn"
+
+    @property
+    def tokens_per_sample(self) -> int:
+        """Tokens in one sequence (1 for a CNN image)."""
+        return self.seq_len if self.is_transformer else 1
+
+    @property
+    def samples_per_unit(self) -> float:
+        """How many samples (images or sequences) one unit of work is."""
+        return 1.0 / self.seq_len if self.work_unit == "tokens" else 1.0
+
+    def total_work(self) -> float:
+        """The amount of work in ``work_unit``: the given one, else the default for this preset and mode."""
+        if self.work is not None:
+            return self.work
+        if self.work_unit == "tokens":
+            return TOKENS_PER_PARAM * self.params if self.mode == "pretrain" else FINETUNE_TOKENS
+        if self.kind == "cnn":
+            return 90.0 * IMAGENET_IMAGES
+        # BERT pre-training: 1M steps of 256 sequences (Devlin et al. 2019).
+        return 256e6 if self.mode == "pretrain" else 88_000 * 2.0
+
+    def default_work_text(self) -> str:
+        """The amount of work in words, for the assumptions list."""
+        work = self.total_work()
+        if self.work is not None:
+            return f"{work:.4g} {self.work_unit} (given)"
+        if self.work_unit == "tokens":
+            if self.mode == "pretrain":
+                return f"{work:.4g} tokens ({TOKENS_PER_PARAM:g} tokens per parameter, Chinchilla-optimal)"
+            return f"{work:.4g} tokens (default {self.mode} budget)"
+        if self.kind == "cnn":
+            return f"{work:.4g} images (90 epochs of ImageNet-1k)"
+        return f"{work:.4g} sequences (1M steps x 256, BERT pre-training)"
+
+
+def transformer_params(layers: int, hidden: int, vocab: int) -> float:
+    """Parameters of a GPT-style decoder: 12 L h^2 (attention + 4h MLP) plus the embedding."""
+    return 12.0 * layers * hidden * hidden + vocab * hidden
+
+
+def _decoder(
+    name: str, params: float, layers: int, hidden: int, heads: int, vocab: int, seq: int, text: str
+) -> Workload:
+    return Workload(
+        name=name,
+        kind="decoder",
+        params=params,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        vocab=vocab,
+        seq_len=seq,
+        work_unit="tokens",
+        description=text,
+    )
+
+
+# Shapes from each model's paper or model card.
+WORKLOADS: dict[str, Workload] = {
+    "resnet50": Workload(
+        name="resnet50",
+        kind="cnn",
+        params=25.6e6,
+        work_unit="images",
+        batch_per_gpu=256,
+        # 4.1 GFLOPs forward per 224x224 image (He et al. 2016) x3 for forward+backward.
+        flops_per_sample=3 * 4.1e9,
+        # Activations kept for backward at mixed precision, about 100 MB per image (measured practice).
+        activation_bytes_per_sample=100e6,
+        description="ResNet-50 v1.5 on ImageNet-1k, 224x224, 90 epochs",
+    ),
+    "bert-large": Workload(
+        name="bert-large",
+        kind="encoder",
+        params=340e6,
+        layers=24,
+        hidden=1024,
+        heads=16,
+        vocab=30522,
+        seq_len=128,
+        work_unit="sequences",
+        description="BERT-Large pre-training (24 layers, hidden 1024)",
+    ),
+    "bert-base": Workload(
+        name="bert-base",
+        kind="encoder",
+        params=110e6,
+        layers=12,
+        hidden=768,
+        heads=12,
+        vocab=30522,
+        seq_len=128,
+        work_unit="sequences",
+        description="BERT-Base pre-training (12 layers, hidden 768)",
+    ),
+    "llama-2-7b": _decoder("llama-2-7b", 6.74e9, 32, 4096, 32, 32000, 4096, "Llama 2 7B"),
+    "llama-2-13b": _decoder("llama-2-13b", 13.0e9, 40, 5120, 40, 32000, 4096, "Llama 2 13B"),
+    "llama-2-70b": _decoder("llama-2-70b", 69.0e9, 80, 8192, 64, 32000, 4096, "Llama 2 70B"),
+    "llama-3-8b": _decoder("llama-3-8b", 8.03e9, 32, 4096, 32, 128256, 8192, "Llama 3 8B"),
+    "llama-3-70b": _decoder("llama-3-70b", 70.6e9, 80, 8192, 64, 128256, 8192, "Llama 3 70B"),
+    "llama-3.1-405b": _decoder("llama-3.1-405b", 405e9, 126, 16384, 128, 128256, 8192, "Llama 3.1 405B"),
+    "gpt3-175b": _decoder("gpt3-175b", 175e9, 96, 12288, 96, 50257, 2048, "GPT-3 175B"),
+    "mistral-7b": _decoder("mistral-7b", 7.24e9, 32, 4096, 32, 32000, 8192, "Mistral 7B"),
+    "mpt-7b": _decoder("mpt-7b", 6.7e9, 32, 4096, 32, 50432, 2048, "MosaicML MPT-7B"),
+}
+
+# A generic decoder built from --params/--layers/--hidden/--seq-len.
+CUSTOM = "transformer"
+
+
+def workload_names() -> list[str]:
+    """Preset names plus the generic ``transformer``."""
+    return [*WORKLOADS, CUSTOM]
+
+
+def get_workload(name_or_workload: str | Workload, **overrides: Any) -> Workload:
+    """A preset by name (case-insensitive) or the given Workload, with ``overrides`` (None values ignored).
+
+    ``transformer`` builds a custom decoder and needs ``layers``, ``hidden`` and ``seq_len``; ``params`` defaults
+    to ``12 L h^2 + V h``.
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    unknown = set(given) - {f.name for f in dataclasses.fields(Workload)}
+    if unknown:
+        raise InputError(f"unknown workload field(s) {', '.join(sorted(unknown))}")
+    if isinstance(name_or_workload, Workload):
+        return dataclasses.replace(name_or_workload, **given) if given else name_or_workload
+    key = str(name_or_workload).strip().lower()
+    if key == CUSTOM:
+        missing = [flag for flag, field in (("--layers", "layers"), ("--hidden", "hidden")) if field not in given]
+        if missing:
+            raise InputError(f"--workload transformer needs {' and '.join(missing)} (and optionally --params, --heads)")
+        layers, hidden = int(given["layers"]), int(given["hidden"])
+        given.setdefault("vocab", 32000)
+        given.setdefault("seq_len", 2048)
+        given.setdefault("heads", max(1, hidden // 128) if hidden % 128 == 0 else 0)
+        given.setdefault("params", transformer_params(layers, hidden, int(given["vocab"])))
+        given.setdefault("name", CUSTOM)
+        given.setdefault("kind", "decoder")
+        given.setdefault("work_unit", "tokens")
+        return Workload(**given)
+    preset = WORKLOADS.get(key)
+    if preset is None:
+        raise InputError(f"unknown workload {name_or_workload!r}; known: {', '.join(workload_names())}")
+    if preset.kind == "cnn":
+        shaped = sorted({"layers", "hidden", "heads", "vocab", "seq_len"} & set(given))
+        if shaped:
+            flags = ", ".join("--" + name.replace("_", "-") for name in shaped)
+            raise InputError(f"{flags} do(es) not apply to the CNN workload {preset.name}; drop them")
+    elif ("layers" in given or "hidden" in given) and "params" not in given:
+        layers, hidden = int(given.get("layers", preset.layers)), int(given.get("hidden", preset.hidden))
+        given["params"] = transformer_params(layers, hidden, int(given.get("vocab", preset.vocab)))
+    return dataclasses.replace(preset, **given) if given else preset
