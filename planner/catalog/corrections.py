@@ -1,0 +1,193 @@
+"""Known upstream quirks, corrected from a data table (``data/corrections.csv``), never from ``if`` chains.
+
+Each correction names a provider, an instance type (a shell-style pattern), a region (``*`` for all), the
+field to set and its value ('' means "missing"; field ``exclude`` drops the row with the reason), an optional
+condition ``when`` (``field=value`` or ``field=@other_field``, tested on the row as it came in), a reason and
+a source. After the table, two rules keep prices honest: a Google Cloud offering price is host + GPUs or
+missing, and an offering without an on-demand price is not sold "on-demand".
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from planner._data import data_dir
+from planner.catalog.schema import COLUMNS
+from planner.catalog.validate import Rejected
+
+CORRECTIONS_FILE = "corrections.csv"
+EXCLUDE = "exclude"
+_KINDS = {column.name: column.kind for column in COLUMNS}
+# (offering price, host part, GPU part): Google Cloud prices the host VM and the GPUs apart.
+PRICE_PARTS = (
+    ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
+    ("spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
+)
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One row of the corrections table."""
+
+    provider: str
+    instance_type: str  # fnmatch pattern
+    region: str  # '*' for every region
+    field: str
+    value: str
+    when: str
+    reason: str
+    source: str
+
+    def matches(self, row: Mapping[str, Any], provider: str) -> bool:
+        """Whether this correction applies to ``row`` (as it came in) of ``provider``."""
+        if self.provider != provider or not fnmatch.fnmatchcase(str(row.get("instance_type", "")), self.instance_type):
+            return False
+        if self.region != "*" and self.region != row.get("region"):
+            return False
+        return _condition_holds(self.when, row)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Equality of two cell values: both missing, equal numbers, or equal text."""
+    if _missing(left) or _missing(right):
+        return _missing(left) and _missing(right)
+    try:
+        return math.isclose(float(left), float(right), rel_tol=1e-9, abs_tol=1e-12)
+    except (TypeError, ValueError):
+        return str(left) == str(right)
+
+
+def _condition_holds(when: str, row: Mapping[str, Any]) -> bool:
+    if not when:
+        return True
+    name, _, expected = when.partition("=")
+    if expected.startswith("@"):
+        return not _missing(row.get(name)) and _same(row.get(name), row.get(expected[1:]))
+    return _same(row.get(name), expected)
+
+
+def _typed(field: str, value: str) -> Any:
+    """The table's text value in the column's type; '' is missing."""
+    if value == "":
+        return None
+    kind = _KINDS[field]
+    if kind == "real":
+        return float(value)
+    if kind == "integer":
+        return int(value)
+    return value
+
+
+@cache
+def load_corrections() -> list[Correction]:
+    """Every correction in ``data/corrections.csv``, in file order; a bad field name is an error."""
+    corrections: list[Correction] = []
+    with (data_dir() / CORRECTIONS_FILE).open(newline="", encoding="utf-8") as handle:
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            field = row["field"]
+            if field != EXCLUDE and field not in _KINDS:
+                raise ValueError(f"{CORRECTIONS_FILE} line {line}: unknown field {field!r}")
+            condition = row["when"].partition("=")[0]
+            if condition and condition not in _KINDS:
+                raise ValueError(f"{CORRECTIONS_FILE} line {line}: unknown field {condition!r} in 'when'")
+            corrections.append(
+                Correction(
+                    provider=row["provider"],
+                    instance_type=row["instance_type"],
+                    region=row["region"] or "*",
+                    field=field,
+                    value=row["value"],
+                    when=row["when"],
+                    reason=row["reason"],
+                    source=row["source"],
+                )
+            )
+    return corrections
+
+
+def _add_flag(row: dict[str, Any], flag: str) -> None:
+    flags = [f for f in str(row.get("flags") or "").split(";") if f]
+    if flag not in flags:
+        flags.append(flag)
+    row["flags"] = ";".join(flags)
+
+
+def _rejected(row: Mapping[str, Any], provider: str, reason: str) -> Rejected:
+    return Rejected(
+        provider,
+        str(row.get("instance_type") or ""),
+        str(row.get("region") or ""),
+        str(row.get("zone") or ""),
+        reason,
+    )
+
+
+def _derive_prices(row: dict[str, Any]) -> None:
+    """Offering price = host + GPUs where the parts are kept apart; missing if either part is."""
+    for total, host, gpu in PRICE_PARTS:
+        if _missing(row.get(host)) and _missing(row.get(gpu)):
+            continue
+        summed = None if _missing(row.get(host)) or _missing(row.get(gpu)) else float(row[host]) + float(row[gpu])
+        if not _same(summed, row.get(total)):
+            row[total] = summed
+            _add_flag(row, f"corrected:{total}")
+
+
+def _flag_spot_levels(row: dict[str, Any]) -> None:
+    """Flag a spot price above on-demand in any part (Google Cloud H100 GPUs in some zones), or equal to it."""
+    on_demand_columns, spot_columns = PRICE_PARTS
+    for on_demand, spot in zip(on_demand_columns, spot_columns, strict=True):
+        if _missing(row.get(on_demand)) or _missing(row.get(spot)):
+            continue
+        if float(row[spot]) > float(row[on_demand]) * (1 + 1e-4):
+            _add_flag(row, "spot_above_on_demand")
+        elif on_demand == "price_usd_per_hour" and abs(float(row[spot]) - float(row[on_demand])) <= 1e-4 * float(
+            row[on_demand]
+        ):
+            _add_flag(row, "spot_at_on_demand")
+
+
+def _derive_availability(row: dict[str, Any]) -> None:
+    """No on-demand price: the offering is spot-only if it has a spot price, else reservation-only."""
+    if not _missing(row.get("price_usd_per_hour")) or row.get("availability") == "reservation-only":
+        return
+    wanted = "reservation-only" if _missing(row.get("spot_price_usd_per_hour")) else "spot-only"
+    if row.get("availability") != wanted:
+        row["availability"] = wanted
+        _add_flag(row, "no_on_demand_price")
+
+
+def apply_corrections(rows: list[dict[str, Any]], provider: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    """Apply the corrections table to ``rows`` of ``provider`` (schema column names).
+
+    Returns the corrected rows (new dicts; ``flags`` gains ``corrected:<field>``) and the excluded ones,
+    each with the table's reason.
+    """
+    table = [c for c in load_corrections() if c.provider == provider]
+    kept: list[dict[str, Any]] = []
+    excluded: list[Rejected] = []
+    for original in rows:
+        row = dict(original)
+        matching = [c for c in table if c.matches(original, provider)]
+        exclusion = next((c for c in matching if c.field == EXCLUDE), None)
+        if exclusion is not None:
+            excluded.append(_rejected(original, provider, f"excluded: {exclusion.reason}"))
+            continue
+        for correction in matching:
+            row[correction.field] = _typed(correction.field, correction.value)
+            _add_flag(row, f"corrected:{correction.field}")
+        _derive_prices(row)
+        _flag_spot_levels(row)
+        _derive_availability(row)
+        kept.append(row)
+    return kept, excluded

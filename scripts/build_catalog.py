@@ -1,0 +1,426 @@
+"""Build the bundled offering catalog (``data/catalog/``) from the reference price snapshots.
+
+Reads the reference CSVs (SkyPilot catalog snapshots and the AWS Spot Advisor feed; see their SOURCES.md),
+maps them to the project's schema, resolves every GPU through ``planner.hardware.lookup``, adds the family
+facts and applies the corrections table, validates, and writes one CSV per provider plus ``manifest.json``.
+The output is deterministic: rerunning on the same reference gives identical files.
+
+    .venv/bin/python scripts/build_catalog.py [--reference ../shared/reference/catalog] [--out data/catalog]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import hashlib
+import io
+import json
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from planner.catalog.corrections import apply_corrections  # noqa: E402
+from planner.catalog.families import family_facts  # noqa: E402
+from planner.catalog.schema import COLUMN_NAMES, PROVIDERS  # noqa: E402
+from planner.catalog.validate import Rejected, validate_rows  # noqa: E402
+from planner.errors import UnknownGpuError  # noqa: E402
+from planner.hardware import lookup  # noqa: E402
+
+MIB_PER_GIB = 1024.0
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where one provider's reference prices come from, and when they were taken."""
+
+    files: tuple[str, ...]
+    origin: str  # upstream repository, path and commit, for the manifest
+    price_source: str  # stored on every row
+    as_of: str  # ISO 8601 UTC
+
+
+# The reference commit dates are unknown (SOURCES.md). Lower bounds, documented in data/catalog/README.md:
+# the v9 catalog schema was created on 2026-07-09 (skypilot-org/skypilot-catalog#185), so its prices are no
+# older; v6 was copied to v7 on 2025-04-28 (skypilot-catalog#116) and the v6 Azure file has not changed since.
+UPSTREAMS: dict[str, Upstream] = {
+    "aws": Upstream(
+        files=("aws_gpu_vms.csv", "aws_gpu_vms_extra.csv", "aws_spot_advisor_gpu.csv"),
+        origin="skypilot-catalog catalogs/v9/aws/vms.csv @2c3d7ea7; spotinfo spot-advisor-data.json @5eedf20a",
+        price_source=(
+            "skypilot-catalog v9 aws/vms.csv @2c3d7ea7 (AWS price list + DescribeSpotPriceHistory; "
+            "as_of approximate); interruption: AWS Spot Advisor 2025-06-28"
+        ),
+        as_of="2026-07-09T00:00:00+00:00",
+    ),
+    "gcp": Upstream(
+        files=("gcp_gpu_vms.csv", "gcp_n1_host_rows.csv", "gcp_n1_gpu_attach_limits.csv"),
+        origin="skypilot-catalog catalogs/v9/gcp/vms.csv @2c3d7ea7",
+        price_source="skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 (Cloud Billing SKUs; as_of approximate)",
+        as_of="2026-07-09T00:00:00+00:00",
+    ),
+    "azure": Upstream(
+        files=("azure_gpu_vms.csv",),
+        origin="skypilot-catalog catalogs/v6/azure/vms.csv @098741e7",
+        price_source="skypilot-catalog v6 azure/vms.csv @098741e7 (Azure Retail Prices API; as_of approximate)",
+        as_of="2025-04-28T00:00:00+00:00",
+    ),
+}
+
+# SkyPilot's GPU names in the GCP reference -> Google Cloud accelerator types (instance_families.csv).
+GCP_ACCELERATOR_TYPES = {
+    "T4": "nvidia-tesla-t4",
+    "V100": "nvidia-tesla-v100",
+    "P100": "nvidia-tesla-p100",
+    "P4": "nvidia-tesla-p4",
+    "L4": "nvidia-l4",
+    "A100": "nvidia-tesla-a100",
+    "A100-80GB": "nvidia-a100-80gb",
+    "H100": "nvidia-h100-80gb",
+    "H100-MEGA": "nvidia-h100-mega-80gb",
+    "H200": "nvidia-h200-141gb",
+    "B200": "nvidia-b200",
+}
+# N1 hosts with attachable GPUs: only the GPUs of the covered families (T4, V100) are paired.
+N1_GPUS = ("T4", "V100")
+SPOT_ADVISOR_OS = "Linux"
+
+
+@dataclass
+class BuildResult:
+    """Rows per provider and everything that was left out, with reasons."""
+
+    rows: dict[str, list[dict[str, Any]]]
+    left_out: list[Rejected]
+    notes: list[str]
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _price(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+def _base_row(provider: str, instance_type: str, region: str, zone: str) -> dict[str, Any]:
+    upstream = UPSTREAMS[provider]
+    return {
+        "provider": provider,
+        "instance_type": instance_type,
+        "region": region,
+        "zone": zone,
+        "availability": "on-demand",
+        "price_source": upstream.price_source,
+        "as_of": upstream.as_of,
+        "flags": "",
+    }
+
+
+# -- AWS ------------------------------------------------------------------------------------------------
+def _aws_rows(reference: Path) -> list[dict[str, Any]]:
+    """One row per instance type x AZ ID (collapsed per region later where AZs agree)."""
+    advisor = {
+        (r["Region"], r["InstanceType"]): r["InterruptionFrequencyLabel"]
+        for r in _read_csv(reference / "aws_spot_advisor_gpu.csv")
+        if r["OS"] == SPOT_ADVISOR_OS
+    }
+    rows = []
+    for name in ("aws_gpu_vms.csv", "aws_gpu_vms_extra.csv"):
+        for ref in _read_csv(reference / name):
+            # GpuInfo is DescribeInstanceTypes' dict as a Python repr (SOURCES.md), not JSON.
+            gpu = ast.literal_eval(ref["GpuInfo"])["Gpus"][0]
+            row = _base_row("aws", ref["InstanceType"], ref["Region"], ref["AvailabilityZone"])
+            row.update(
+                gpu=gpu["Name"],
+                gpu_count=float(gpu["Count"]),
+                gpu_memory_gib=gpu["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB,
+                vcpus=int(float(ref["vCPUs"])),
+                ram_gib=float(ref["MemoryGiB"]),
+                price_usd_per_hour=_price(ref["Price"]),
+                spot_price_usd_per_hour=_price(ref["SpotPrice"]),
+                spot_interruption=advisor.get((ref["Region"], ref["InstanceType"])),
+            )
+            rows.append(row)
+    return rows
+
+
+# -- Google Cloud ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _GcpGpuPrice:
+    name: str  # SkyPilot's name, resolved later
+    memory_gib: float
+    price: float | None
+    spot: float | None
+
+
+def _gcp_row(host: dict[str, str], instance_type: str, gpu: _GcpGpuPrice | None, count: float) -> dict[str, Any]:
+    row = _base_row("gcp", instance_type, host["Region"], host["AvailabilityZone"])
+    host_price, host_spot = _price(host["Price"]), _price(host["SpotPrice"])
+    gpu_price = gpu.price if gpu else None
+    gpu_spot = gpu.spot if gpu else None
+    row.update(
+        gpu=gpu.name if gpu else "",
+        gpu_count=count,
+        gpu_memory_gib=gpu.memory_gib if gpu else None,
+        vcpus=int(float(host["vCPUs"])),
+        ram_gib=float(host["MemoryGiB"]),
+        host_price_usd_per_hour=host_price,
+        gpu_price_usd_per_hour=gpu_price,
+        host_spot_price_usd_per_hour=host_spot,
+        gpu_spot_price_usd_per_hour=gpu_spot,
+        # The offering price is the sum of both parts or missing; corrections re-derive it after fixes.
+        price_usd_per_hour=None if host_price is None or gpu_price is None else host_price + gpu_price,
+        spot_price_usd_per_hour=None if host_spot is None or gpu_spot is None else host_spot + gpu_spot,
+    )
+    return row
+
+
+def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Host VM + the GPUs of the shape in the same zone; N1 hosts x attachable T4/V100."""
+    vms = _read_csv(reference / "gcp_gpu_vms.csv")
+    gpu_prices: dict[tuple[str, float, str], _GcpGpuPrice] = {}
+    for ref in vms:
+        if ref["InstanceType"]:
+            continue
+        memory = ast.literal_eval(ref["GpuInfo"])["Gpus"][0]["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB
+        accelerator = GCP_ACCELERATOR_TYPES[ref["AcceleratorName"]]
+        key = (accelerator, float(ref["AcceleratorCount"]), ref["AvailabilityZone"])
+        gpu_prices[key] = _GcpGpuPrice(ref["AcceleratorName"], memory, _price(ref["Price"]), _price(ref["SpotPrice"]))
+    rows: list[dict[str, Any]] = []
+    used: set[tuple[str, float, str]] = set()
+    for host in vms:
+        if not host["InstanceType"]:
+            continue
+        facts = family_facts("gcp", host["InstanceType"])
+        if facts is None or facts.accelerator is None or facts.gpu_count is None:
+            # Not a covered shape: the row still goes through the corrections, which say why it is left out.
+            rows.append(_gcp_row(host, host["InstanceType"], None, 0.0))
+            continue
+        key = (facts.accelerator, facts.gpu_count, host["AvailabilityZone"])
+        gpu = gpu_prices.get(key)
+        if gpu is None:
+            left_out.append(
+                Rejected("gcp", host["InstanceType"], host["Region"], host["AvailabilityZone"], "no GPU price in zone")
+            )
+            continue
+        used.add(key)
+        rows.append(_gcp_row(host, host["InstanceType"], gpu, facts.gpu_count))
+
+    hosts = _read_csv(reference / "gcp_n1_host_rows.csv")
+    shape = {h["InstanceType"]: (float(h["vCPUs"]), float(h["MemoryGiB"])) for h in hosts}
+    for limit in _read_csv(reference / "gcp_n1_gpu_attach_limits.csv"):
+        if limit["AcceleratorName"] not in N1_GPUS:
+            continue
+        count = float(limit["AcceleratorCount"])
+        fitting = sorted((t for t in limit["FittingN1Types"].split() if t in shape), key=lambda t: shape[t])
+        # Keep the bundle small: the smallest and the largest host that may carry this many GPUs.
+        for host_type in dict.fromkeys((fitting[0], fitting[-1])):
+            for host in hosts:
+                if host["InstanceType"] != host_type:
+                    continue
+                key = (GCP_ACCELERATOR_TYPES[limit["AcceleratorName"]], count, host["AvailabilityZone"])
+                gpu = gpu_prices.get(key)
+                if gpu is None:
+                    continue
+                used.add(key)
+                instance_type = f"{host_type}+{count:g}x{limit['AcceleratorName']}"
+                rows.append(_gcp_row(host, instance_type, gpu, count))
+    unpaired = Counter(gpu_prices[k].name for k in gpu_prices if k not in used)
+    notes = [
+        f"gcp: {n} {name} GPU price rows not paired with a covered host shape" for name, n in sorted(unpaired.items())
+    ]
+    return rows, notes
+
+
+# -- Azure ----------------------------------------------------------------------------------------------
+def _azure_rows(reference: Path) -> list[dict[str, Any]]:
+    """One row per size x region. Azure sells one GPU per size family, so the size names the GPU."""
+    rows = []
+    for ref in _read_csv(reference / "azure_gpu_vms.csv"):
+        row = _base_row("azure", ref["InstanceType"], ref["Region"], "")
+        row.update(
+            # Azure's bare names ('V100', 'H100') hide the variant (NCv3 is PCIe, NC H100 v5 is NVL); the
+            # size name resolves exactly through data/gpu_aliases.csv.
+            gpu=ref["InstanceType"],
+            gpu_count=_price(ref["AcceleratorCount"]),
+            gpu_memory_gib=None,
+            vcpus=int(float(ref["vCPUs"])),
+            ram_gib=float(ref["MemoryGiB"]),
+            price_usd_per_hour=_price(ref["Price"]),
+            spot_price_usd_per_hour=_price(ref["SpotPrice"]),
+        )
+        rows.append(row)
+    return rows
+
+
+# -- common steps ---------------------------------------------------------------------------------------
+def _add_family_facts(rows: list[dict[str, Any]], left_out: list[Rejected]) -> list[dict[str, Any]]:
+    """Interconnect, network and availability from data/instance_families.csv."""
+    kept = []
+    for row in rows:
+        facts = family_facts(row["provider"], row["instance_type"])
+        if facts is None:
+            kept.append(row)  # the corrections table names the reason; else it is rejected below
+            continue
+        row.update(interconnect=facts.interconnect, network_gbps=facts.network_gbps)
+        if facts.availability:
+            row["availability"] = facts.availability
+        kept.append(row)
+    return kept
+
+
+def _resolve(rows: list[dict[str, Any]], left_out: list[Rejected]) -> list[dict[str, Any]]:
+    """Canonical GPU for every row; the family's documented GPU and count must agree with it."""
+    kept = []
+    for row in rows:
+        where = (row["provider"], row["instance_type"], row["region"], row["zone"])
+        facts = family_facts(row["provider"], row["instance_type"])
+        if facts is None:
+            left_out.append(Rejected(*where, reason="instance type is in no covered family"))
+            continue
+        try:
+            spec = lookup(str(row["gpu"]), row.get("gpu_memory_gib")).spec
+        except UnknownGpuError as exc:
+            left_out.append(Rejected(*where, reason=str(exc)))
+            continue
+        if spec.id != facts.gpu:
+            left_out.append(Rejected(*where, reason=f"GPU {spec.id} disagrees with the family's {facts.gpu}"))
+            continue
+        if facts.gpu_count is not None and row.get("gpu_count") != facts.gpu_count:
+            left_out.append(
+                Rejected(*where, reason=f"GPU count {row.get('gpu_count')} is not the family's {facts.gpu_count:g}")
+            )
+            continue
+        row["gpu"] = spec.id
+        if row.get("gpu_memory_gib") is None:
+            row["gpu_memory_gib"] = spec.memory_gib
+        kept.append(row)
+    return kept
+
+
+def _collapse_zones(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One region-wide row (zone '') where every zone of the region has the same values."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[(row["provider"], row["instance_type"], row["region"])].append(row)
+    out = []
+    for members in groups.values():
+        values = {tuple((k, v) for k, v in sorted(m.items()) if k != "zone") for m in members}
+        if len(values) == 1:
+            out.append({**members[0], "zone": ""})
+        else:
+            out.extend(members)
+    return out
+
+
+def _sort_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return (row["instance_type"], row["region"], row["zone"])
+
+
+def build(reference: Path) -> BuildResult:
+    """All providers' rows, validated and sorted, and what was left out."""
+    left_out: list[Rejected] = []
+    notes: list[str] = []
+    gcp_rows, gcp_notes = _gcp_rows(reference, left_out)
+    notes.extend(gcp_notes)
+    raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": _azure_rows(reference)}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for provider in PROVIDERS:
+        rows = _add_family_facts(raw[provider], left_out)
+        rows, excluded = apply_corrections(rows, provider)
+        left_out.extend(excluded)
+        rows = _collapse_zones(_resolve(rows, left_out))
+        report = validate_rows(rows)
+        left_out.extend(report.rejected)
+        out[provider] = sorted(report.accepted, key=_sort_key)
+    return BuildResult(rows=out, left_out=left_out, notes=notes)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def render_csv(rows: Iterable[dict[str, Any]]) -> str:
+    """The provider file: exactly the schema columns, in order."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMN_NAMES)
+    for row in rows:
+        writer.writerow([_cell(row[name]) for name in COLUMN_NAMES])
+    return buffer.getvalue()
+
+
+def render(result: BuildResult) -> dict[str, str]:
+    """File name -> content of every output file."""
+    files: dict[str, str] = {}
+    manifest: dict[str, Any] = {"schema_version": 1, "providers": {}}
+    for provider in PROVIDERS:
+        name = f"{provider}.csv"
+        content = render_csv(result.rows[provider])
+        files[name] = content
+        digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
+        upstream = UPSTREAMS[provider]
+        manifest["providers"][provider] = {
+            "file": name,
+            "source": f"bundled {digest} ({upstream.origin})",
+            "as_of": upstream.as_of,
+            "rows": len(result.rows[provider]),
+        }
+    files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+    return files
+
+
+def summary(result: BuildResult) -> str:
+    """Rows per provider, and every row left out, grouped by reason."""
+    lines = []
+    for provider in PROVIDERS:
+        rows = result.rows[provider]
+        regions = len({r["region"] for r in rows})
+        lines.append(f"{provider}: {len(rows)} rows, {regions} regions")
+    grouped: dict[tuple[str, str], set[str]] = defaultdict(set)
+    counts: Counter[tuple[str, str]] = Counter()
+    for rejected in result.left_out:
+        grouped[(rejected.provider, rejected.reason)].add(rejected.instance_type)
+        counts[(rejected.provider, rejected.reason)] += 1
+    lines.append(f"left out: {len(result.left_out)} reference rows")
+    for key in sorted(grouped):
+        lines.append(f"  {key[0]} x{counts[key]}: {key[1]} [{', '.join(sorted(grouped[key]))}]")
+    lines.extend(result.notes)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        default=REPO.parent / "shared" / "reference" / "catalog",
+        help="folder with the reference CSVs (default: ../shared/reference/catalog from the repository root)",
+    )
+    parser.add_argument("--out", type=Path, default=REPO / "data" / "catalog", help="output folder")
+    args = parser.parse_args(argv)
+    if not (args.reference / "SOURCES.md").is_file():
+        print(f"error: no reference catalog in {args.reference}", file=sys.stderr)
+        return 2
+    result = build(args.reference)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, content in render(result).items():
+        (args.out / name).write_text(content, encoding="utf-8")
+    print(summary(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
