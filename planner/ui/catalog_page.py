@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from planner import api
-
-
-@st.cache_data(ttl=300, show_spinner=False)
-def _catalog() -> tuple[pd.DataFrame, pd.DataFrame]:
-    return api.load_catalog(), api.catalog_status()
+from planner import api, report
+from planner.ui.cache import cached_catalog, cached_status
 
 
 def render_catalog_page() -> None:
     """Catalog freshness per provider, then a filterable table of offerings."""
-    st.set_page_config(page_title="gpu-planner", layout="wide")
-    st.title("gpu-planner: cloud GPU offerings")
-    catalog, status = _catalog()
+    st.title("GPU offerings")
+    catalog, status = cached_catalog(), cached_status()
     st.subheader("Catalog freshness")
     st.dataframe(status, hide_index=True)
-    gpus = sorted(catalog["gpu"].unique())
-    chosen = st.multiselect("GPU", gpus, default=[])
-    frame = api.offers(gpu=chosen or None, catalog=catalog)
+    left, middle, right = st.columns(3)
+    gpus = left.multiselect("GPU", sorted(catalog["gpu"].unique()), default=[])
+    providers = middle.multiselect("Provider", ["aws", "gcp", "azure"], default=[])
+    spot = right.toggle("Spot only")
+    frame = api.offers(gpu=gpus or None, provider=providers or None, spot=spot, catalog=catalog)
     st.subheader(f"{len(frame)} offerings")
     st.dataframe(frame, hide_index=True)
+    st.download_button("Download CSV", report.to_csv(frame), file_name="gpu-offerings.csv", mime="text/csv")

@@ -1,0 +1,41 @@
+"""The "Estimate" page: one workload on one GPU configuration, with the model's assumptions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner import api
+from planner.errors import PlannerError
+from planner.hardware import PRECISIONS, gpu_table
+from planner.perf.workloads import WORKLOADS, get_workload
+
+
+def render_estimate_page() -> None:
+    """Throughput, time to solution, memory fit, MFU and energy for a workload on N GPUs."""
+    st.title("Estimate a training run")
+    names = list(WORKLOADS)
+    left, middle, right = st.columns(3)
+    name = left.selectbox("Workload", names, index=names.index("llama-3-8b") if "llama-3-8b" in names else 0)
+    gpu = middle.selectbox("GPU", list(gpu_table()), index=list(gpu_table()).index("H100-SXM"))
+    gpus = right.number_input("GPUs", min_value=1, max_value=4096, value=8)
+    precision = left.selectbox("Precision", PRECISIONS, index=PRECISIONS.index("bf16"))
+    work = middle.number_input(
+        f"Amount of work ({WORKLOADS[name].work_unit})",
+        min_value=1.0,
+        value=float(WORKLOADS[name].total_work()),
+        format="%.3e",
+        key=f"estimate-work-{name}",
+    )
+    try:
+        result = api.estimate(get_workload(name, work=work), gpu, int(gpus), precision)
+    except PlannerError as exc:
+        st.error(str(exc))
+        return
+    cols = st.columns(4)
+    cols[0].metric("Throughput", f"{result.throughput:,.0f} {result.throughput_unit}")
+    cols[1].metric("Time to solution", f"{result.time_to_solution_hours:,.1f} h")
+    cols[2].metric("Memory per GPU", f"{result.memory_per_gpu_gib:,.1f} GiB")
+    cols[3].metric("MFU", f"{result.mfu:.0%}")
+    if not result.fits_in_memory:
+        st.warning(f"Does not fit: {result.why_not_fits}")
+    st.json(result.to_dict(), expanded=False)
