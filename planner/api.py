@@ -124,6 +124,7 @@ def catalog_status(store: CatalogStore | Path | str | None = None) -> pd.DataFra
                 "source": s.source,
                 "as_of": s.as_of,
                 "age_hours": round(s.age_hours(now), 1),
+                "age_days": round(s.age_hours(now) / 24, 1),
                 "refreshed_at": s.created_at,
                 "rejected_rows": s.rejected_count,
             }
@@ -131,7 +132,17 @@ def catalog_status(store: CatalogStore | Path | str | None = None) -> pd.DataFra
         ]
         return pd.DataFrame.from_records(
             records,
-            columns=["provider", "rows", "kind", "source", "as_of", "age_hours", "refreshed_at", "rejected_rows"],
+            columns=[
+                "provider",
+                "rows",
+                "kind",
+                "source",
+                "as_of",
+                "age_hours",
+                "age_days",
+                "refreshed_at",
+                "rejected_rows",
+            ],
         )
     finally:
         if opened is not store:

@@ -108,10 +108,15 @@ def render_table(frame: pd.DataFrame, *, title: str | None = None, columns: Sequ
     for column in shown:
         numeric = column in frame.columns and pd.api.types.is_numeric_dtype(frame[column])
         table.add_column(column, justify="right" if numeric else "left", overflow="fold")
+    widths = [len(column) for column in shown]
     for row in frame[shown].itertuples(index=False, name=None):
-        table.add_row(*(_cell(value, column) for value, column in zip(row, shown, strict=True)))
+        cells = [_cell(value, column) for value, column in zip(row, shown, strict=True)]
+        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
+        table.add_row(*cells)
     buffer = io.StringIO()
-    Console(file=buffer, width=max(100, min(250, 14 * len(shown))), force_terminal=False).print(table)
+    # Wide enough that no cell wraps (the user's terminal or pager scrolls); rich folds only past 400 columns.
+    width = min(400, sum(widths) + 3 * len(shown) + 1)
+    Console(file=buffer, width=max(80, width), force_terminal=False).print(table)
     return buffer.getvalue()
 
 

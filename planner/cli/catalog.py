@@ -126,7 +126,7 @@ def status(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     from planner.api import catalog_status
 
     frame = catalog_status()
-    render(frame, fmt, output, title="Catalog", columns=("provider", "rows", "kind", "as_of", "age_hours", "source"))
+    render(frame, fmt, output, title="Catalog", columns=("provider", "rows", "kind", "as_of", "age_days", "source"))
 
 
 def history(
