@@ -7,6 +7,7 @@ A cost is a list of `CostLine` items (name, unit, quantity, unit price); a total
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,7 @@ SPOT_BUCKET_MONTHLY: dict[str, tuple[float, float, float]] = {
 # Where no Spot Advisor bucket exists (Google Cloud, Azure, new AWS types): AWS's published global
 # average is "<10%" a month (spot advisor data file, global_rate, 2025-06); we assume 10% (5-30% range).
 DEFAULT_SPOT_MONTHLY: tuple[float, float, float] = (0.05, 0.10, 0.30)
+SPOT_BUCKETS: tuple[str, ...] = tuple(SPOT_BUCKET_MONTHLY)
 
 
 def monthly_to_hourly(probability: float) -> float:
@@ -80,37 +82,36 @@ def total_usd(lines: list[CostLine]) -> float:
     return float(sum(line.cost_usd for line in lines))
 
 
-def billed_hours(hours: FloatArray, providers: npt.NDArray[np.object_]) -> FloatArray:
-    """Wall-clock hours of one instance rounded up to each cloud's billing increment and minimum."""
+def billing_steps(providers: Sequence[str]) -> tuple[FloatArray, FloatArray]:
+    """(increment, minimum) in seconds for each provider name (per second, 60 s minimum where unknown)."""
     import numpy as np
 
-    increment = np.ones(len(hours))
-    minimum = np.full(len(hours), 60.0)
-    for provider, (step, least) in BILLING_SECONDS.items():
-        mask = providers == provider
-        increment[mask] = step
-        minimum[mask] = least
-    seconds = hours * 3600.0
-    # Round to a microsecond before ceiling so float noise (3600.0000000001 s) does not bill an extra increment.
-    billed = np.ceil(np.round(seconds / increment, 6)) * increment
-    result: FloatArray = np.maximum(billed, minimum) / 3600.0
+    steps = [BILLING_SECONDS.get(str(p), (1.0, 60.0)) for p in providers]
+    return np.array([s[0] for s in steps], dtype=float), np.array([s[1] for s in steps], dtype=float)
+
+
+def billed_hours(hours: FloatArray, increment_s: FloatArray, minimum_s: FloatArray) -> FloatArray:
+    """Wall-clock hours of one instance rounded up to the billing increment, and at least the minimum."""
+    import numpy as np
+
+    # Round to a millionth of an increment before ceiling so float noise (3600.0000000001 s) bills nothing extra.
+    billed = np.ceil(np.round(hours * 3600.0 / increment_s, 6)) * increment_s
+    result: FloatArray = np.maximum(billed, minimum_s) / 3600.0
     return result
 
 
-def spot_rates(buckets: npt.NDArray[np.object_], default_rate: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(low, expected, high) interruption rates per instance-hour for each Spot Advisor bucket (None: default)."""
+def spot_rate_table(default_rate: float) -> FloatArray:
+    """Interruption rates per instance-hour, shape (len(SPOT_BUCKETS) + 1, 3): (low, expected, high) per bucket.
+
+    The last row is the default for offerings without a Spot Advisor bucket, scaled to ``default_rate``.
+    """
     import numpy as np
 
-    scale = default_rate / DEFAULT_INTERRUPTION_RATE if DEFAULT_INTERRUPTION_RATE else 1.0
-    low = np.full(len(buckets), monthly_to_hourly(DEFAULT_SPOT_MONTHLY[0]) * scale)
-    mid = np.full(len(buckets), default_rate)
-    high = np.full(len(buckets), monthly_to_hourly(DEFAULT_SPOT_MONTHLY[2]) * scale)
-    for bucket, (p_low, p_mid, p_high) in SPOT_BUCKET_MONTHLY.items():
-        mask = buckets == bucket
-        low[mask] = monthly_to_hourly(p_low)
-        mid[mask] = monthly_to_hourly(p_mid)
-        high[mask] = monthly_to_hourly(p_high)
-    return low, mid, high
+    scale = default_rate / DEFAULT_INTERRUPTION_RATE
+    table = [[monthly_to_hourly(p) for p in SPOT_BUCKET_MONTHLY[bucket]] for bucket in SPOT_BUCKETS]
+    table.append([monthly_to_hourly(DEFAULT_SPOT_MONTHLY[0]) * scale, default_rate])
+    table[-1].append(monthly_to_hourly(DEFAULT_SPOT_MONTHLY[2]) * scale)
+    return np.array(table, dtype=float)
 
 
 def spot_wall_hours(
@@ -132,5 +133,5 @@ def spot_wall_hours(
     pressure = rate_per_instance_hour * nodes * loss
     with np.errstate(divide="ignore", invalid="ignore"):
         wall = np.where(pressure < 1.0, work_hours / (1.0 - pressure), np.inf)
-    interruptions = rate_per_instance_hour * nodes * wall
+        interruptions = np.where(rate_per_instance_hour > 0, rate_per_instance_hour * nodes * wall, 0.0)
     return wall, interruptions

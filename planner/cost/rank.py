@@ -19,9 +19,11 @@ from planner.cost.lines import (
     DEFAULT_SPOT_MONTHLY,
     HOURS_PER_MONTH,
     SPOT_BUCKET_MONTHLY,
+    SPOT_BUCKETS,
     CostLine,
     billed_hours,
-    spot_rates,
+    billing_steps,
+    spot_rate_table,
     spot_wall_hours,
 )
 from planner.cost.pareto import pareto_mask
@@ -419,12 +421,8 @@ def rank(
         message = f"no offering in the catalog matches {asked}" if asked else "the catalog holds no offerings"
         return _empty_result(assumptions, catalog_as_of, message, notes, pd.DataFrame(columns=list(EXCLUDED_COLUMNS)))
 
-    # One code per offering family (provider, instance type and its hardware), shared by all its regions/zones.
-    family_columns = ["provider", "instance_type", "gpu", "gpu_count", "interconnect", "network_gbps"]
-    family = offers.groupby(family_columns, sort=False, dropna=False).ngroup().to_numpy(dtype=np.int64)
-    n_families = int(family.max()) + 1
-    first = np.zeros(n_families, dtype=np.int64)
-    first[family[::-1]] = np.arange(len(family))[::-1]
+    family, first = _family_codes(offers)
+    n_families = len(first)
     fam_rows = offers.iloc[first]
     fam_provider = fam_rows["provider"].to_numpy(dtype=object)
     fam_instance = fam_rows["instance_type"].to_numpy(dtype=object)
@@ -473,122 +471,101 @@ def rank(
         if all(c.reason == only for c in cache.values()) and _is_input_problem(only):
             raise InputError(only)
 
-    # Columns of the offerings as arrays.
-    od_price = offers["price_usd_per_hour"].to_numpy(dtype=float)
-    spot_price = offers["spot_price_usd_per_hour"].to_numpy(dtype=float)
-    availability = offers["availability"].to_numpy(dtype=object)
-    bucket = offers["spot_interruption"].to_numpy(dtype=object)
-    row_provider = offers["provider"].to_numpy(dtype=object)
-    n_rows = len(offers)
-    rows = np.arange(n_rows)
+    # Per-row columns as arrays; text columns are compared as pandas strings (fast) and never converted.
+    od_price = offers["price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
+    spot_price = offers["spot_price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
+    reserved = (offers["availability"] == "reservation-only").to_numpy(dtype=bool, na_value=False)
+    spot_only = (offers["availability"] == "spot-only").to_numpy(dtype=bool, na_value=False)
+    bucket_codes, bucket_names = pd.factorize(offers["spot_interruption"])
+    n_buckets = len(SPOT_BUCKETS) + 1  # the last one: no Spot Advisor data
+    bucket_lut = np.array([_bucket_index(name) for name in bucket_names] + [n_buckets - 1], dtype=np.int64)
+    bucket = bucket_lut[bucket_codes]  # factorize gives -1 for missing, which picks the last entry
+    rows = np.arange(len(offers))
 
-    reserved = availability == "reservation-only"
-    od_ok = (~reserved) & (availability != "spot-only") & (od_price > 0)
-    spot_ok = (~reserved) & (spot_price > 0)
+    od_ok = ~reserved & ~spot_only & (od_price > 0)
+    spot_ok = ~reserved & (spot_price > 0)
     want_od = pricing in ("both", "on-demand")
     want_spot = pricing in ("both", "spot")
 
-    # Row-level exclusions: (row, stage, pricing code) summarised later per family.
-    ex_rows: list[npt.NDArray[np.int64]] = [rows[reserved]]
-    ex_stage: list[npt.NDArray[np.int64]] = [np.full(int(reserved.sum()), _RESERVATION)]
-    ex_nodes: list[npt.NDArray[np.int64]] = [np.zeros(int(reserved.sum()), dtype=np.int64)]
-    ex_pricing: list[npt.NDArray[np.int64]] = [np.full(int(reserved.sum()), -1)]
-    ex_value: list[npt.NDArray[np.float64]] = [np.full(int(reserved.sum()), np.nan)]
+    # Everything but the price depends only on (family, nodes, pricing, spot bucket): compute it on that small
+    # grid, then gather per option.
+    increment_s, minimum_s = billing_steps([str(p) for p in fam_provider])
+    rates = spot_rate_table(default_interruption_rate)  # (bucket, low/expected/high)
+    shape = (n_families, max_nodes, 2, n_buckets)
+    grid_hours = np.broadcast_to(est_hours[:, :, None, None], shape)
+    grid_nodes = np.broadcast_to(np.arange(1, max_nodes + 1, dtype=float)[None, :, None, None], shape)
+    spot_axis = np.array([0.0, 1.0])[None, None, :, None]
+    grid_rate = [np.broadcast_to(spot_axis * rates[:, k][None, None, None, :], shape) for k in range(3)]
+    grid_inc = np.broadcast_to(increment_s[:, None, None, None], shape)
+    grid_min = np.broadcast_to(minimum_s[:, None, None, None], shape)
+    ckpt, restart = checkpoint_interval_hours, restart_overhead_hours
+    work_grid = grid_hours + startup_overhead_hours
+    wall_grid, interruptions_grid = spot_wall_hours(work_grid, grid_rate[1], grid_nodes, ckpt, restart)
+    low_work = np.broadcast_to(est_low[:, :, None, None], shape) + startup_overhead_hours
+    high_work = np.broadcast_to(est_high[:, :, None, None], shape) + startup_overhead_hours
+    wall_low_grid, _ = spot_wall_hours(low_work, grid_rate[0], grid_nodes, ckpt, restart)
+    wall_high_grid, _ = spot_wall_hours(high_work, grid_rate[2], grid_nodes, ckpt, restart)
+    wall_high_grid = np.where(np.isfinite(wall_high_grid), wall_high_grid, wall_grid)
+    finite = np.isfinite(wall_grid)
+    billed_grid = billed_hours(np.where(finite, wall_grid, 0.0), grid_inc, grid_min)
+    billed_low_grid = billed_hours(np.where(finite, np.minimum(wall_low_grid, wall_grid), 0.0), grid_inc, grid_min)
+    billed_high_grid = billed_hours(np.where(finite, wall_high_grid, 0.0), grid_inc, grid_min)
+    # Energy of the work actually done, rework included.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        energy_grid = np.broadcast_to(est_energy[:, :, None, None], shape) * (
+            (wall_grid - startup_overhead_hours) / grid_hours
+        )
+    modelled_grid = ~np.isnan(grid_hours)
+
+    # Options: every priced row x node count x pricing, as indices into the grid.
+    row_parts: list[npt.NDArray[np.int64]] = []
+    cell_parts: list[npt.NDArray[np.int64]] = []
+    for n in range(max_nodes):
+        for spot, allowed in ((0, od_ok if want_od else None), (1, spot_ok if want_spot else None)):
+            if allowed is None:
+                continue
+            chosen = rows[allowed]
+            row_parts.append(chosen)
+            cell_parts.append(((family[chosen] * max_nodes + n) * 2 + spot) * n_buckets + bucket[chosen])
+    opt_row = np.concatenate(row_parts) if row_parts else np.zeros(0, dtype=np.int64)
+    opt_cell = np.concatenate(cell_parts) if cell_parts else np.zeros(0, dtype=np.int64)
+    opt_spot = (opt_cell // n_buckets) % 2
+    opt_nodes = (opt_cell // (n_buckets * 2)) % max_nodes + 1
+
+    # Row- and option-level exclusions: (row, stage, nodes, pricing code, value), summarised per family later.
     priced = (od_ok & want_od) | (spot_ok & want_spot)
     unpriced = ~reserved & ~priced
-    ex_rows.append(rows[unpriced])
-    ex_stage.append(np.full(int(unpriced.sum()), _NO_PRICE))
-    ex_nodes.append(np.zeros(int(unpriced.sum()), dtype=np.int64))
-    ex_pricing.append(np.full(int(unpriced.sum()), 0 if pricing == "on-demand" else 1 if pricing == "spot" else -1))
-    ex_value.append(np.full(int(unpriced.sum()), np.nan))
-
-    # Options: every priced row x node count x pricing.
-    blocks: list[tuple[npt.NDArray[np.int64], int, int]] = []
-    for n in node_counts:
-        if want_od:
-            blocks.append((rows[od_ok], n, 0))
-        if want_spot:
-            blocks.append((rows[spot_ok], n, 1))
-    opt_row = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)
-    opt_nodes = np.concatenate([np.full(len(b[0]), b[1]) for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)
-    opt_spot = np.concatenate([np.full(len(b[0]), b[2]) for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)
-    opt_family = family[opt_row]
-    hours = est_hours[opt_family, opt_nodes - 1]
-
-    no_model = np.isnan(hours)
-    ex_rows.append(opt_row[no_model])
-    ex_stage.append(np.full(int(no_model.sum()), _MODEL))
-    ex_nodes.append(opt_nodes[no_model])
-    ex_pricing.append(opt_spot[no_model])
-    ex_value.append(np.full(int(no_model.sum()), np.nan))
-    keep = ~no_model
-    opt_row, opt_nodes, opt_spot, opt_family = opt_row[keep], opt_nodes[keep], opt_spot[keep], opt_family[keep]
-    hours = hours[keep]
-    hours_low = est_low[opt_family, opt_nodes - 1]
-    hours_high = est_high[opt_family, opt_nodes - 1]
-    energy = est_energy[opt_family, opt_nodes - 1]
+    no_price_code = 0 if pricing == "on-demand" else 1 if pricing == "spot" else -1
+    ex: list[tuple[Any, int, Any, Any, Any]] = [
+        (rows[reserved], _RESERVATION, 0, -1, np.nan),
+        (rows[unpriced], _NO_PRICE, 0, no_price_code, np.nan),
+    ]
+    modelled = modelled_grid.reshape(-1)[opt_cell]
+    never_finishes = modelled & ~finite.reshape(-1)[opt_cell]
+    ex.append((opt_row[~modelled], _MODEL, opt_nodes[~modelled], opt_spot[~modelled], np.nan))
+    ex.append((opt_row[never_finishes], _SPOT_NEVER, opt_nodes[never_finishes], opt_spot[never_finishes], np.nan))
+    feasible_idx = (modelled & ~never_finishes).nonzero()[0]
+    opt_row, opt_cell = opt_row[feasible_idx], opt_cell[feasible_idx]
+    opt_spot, opt_nodes = opt_spot[feasible_idx], opt_nodes[feasible_idx]
     is_spot = opt_spot == 1
-    nodes_f = opt_nodes.astype(float)
     price = np.where(is_spot, spot_price[opt_row], od_price[opt_row])
+    nodes_f = opt_nodes.astype(float)
+    wall = wall_grid.reshape(-1)[opt_cell]
+    cost = nodes_f * billed_grid.reshape(-1)[opt_cell] * price
 
-    work = hours + startup_overhead_hours
-    rate_low, rate_mid, rate_high = spot_rates(bucket[opt_row], default_interruption_rate)
-    zero = np.zeros(len(opt_row))
-    rate_low, rate_mid, rate_high = (np.where(is_spot, r, zero) for r in (rate_low, rate_mid, rate_high))
-    wall, interruptions = spot_wall_hours(work, rate_mid, nodes_f, checkpoint_interval_hours, restart_overhead_hours)
-    wall_low, _ = spot_wall_hours(
-        hours_low + startup_overhead_hours, rate_low, nodes_f, checkpoint_interval_hours, restart_overhead_hours
-    )
-    wall_high, _ = spot_wall_hours(
-        hours_high + startup_overhead_hours, rate_high, nodes_f, checkpoint_interval_hours, restart_overhead_hours
-    )
-    providers_arr = row_provider[opt_row]
-    never = ~np.isfinite(wall)
-    ex_rows.append(opt_row[never])
-    ex_stage.append(np.full(int(never.sum()), _SPOT_NEVER))
-    ex_nodes.append(opt_nodes[never])
-    ex_pricing.append(opt_spot[never])
-    ex_value.append(np.full(int(never.sum()), np.nan))
-    wall_high = np.where(np.isfinite(wall_high), wall_high, wall)
-
-    safe_wall = np.where(never, 0.0, wall)
-    billed = billed_hours(safe_wall, providers_arr)
-    cost = nodes_f * billed * price
-    cost_low = nodes_f * billed_hours(np.where(never, 0.0, wall_low), providers_arr) * price
-    cost_high = nodes_f * billed_hours(np.where(never, 0.0, wall_high), providers_arr) * price
-    # Energy of the work actually done, rework included.
-    energy = energy * np.where(hours > 0, (safe_wall - startup_overhead_hours) / hours, 1.0)
-
-    feasible = ~never
-    fastest = _best(feasible, wall, opt_row, opt_nodes, opt_spot)
-    cheapest = _best(feasible, cost, opt_row, opt_nodes, opt_spot)
-    within_deadline = feasible & (wall <= deadline_hours) if deadline_hours is not None else feasible
-    within_budget = feasible & (cost <= budget_usd) if budget_usd is not None else feasible
-    late = feasible & ~within_deadline
+    feasible = np.ones(len(opt_row), dtype=bool)
+    fastest = _best(feasible, wall)
+    cheapest = _best(feasible, cost)
+    within_deadline = wall <= deadline_hours if deadline_hours is not None else feasible
+    within_budget = cost <= budget_usd if budget_usd is not None else feasible
+    late = ~within_deadline
     over = within_deadline & ~within_budget
-    for stage, selected, measure in ((_DEADLINE, late, wall), (_BUDGET, over, cost)):
-        ex_rows.append(opt_row[selected])
-        ex_stage.append(np.full(int(selected.sum()), stage))
-        ex_nodes.append(opt_nodes[selected])
-        ex_pricing.append(opt_spot[selected])
-        ex_value.append(measure[selected])
+    ex.append((opt_row[late], _DEADLINE, opt_nodes[late], opt_spot[late], wall[late]))
+    ex.append((opt_row[over], _BUDGET, opt_nodes[over], opt_spot[over], cost[over]))
     ok = within_deadline & within_budget
 
     excluded = _summarise_exclusions(
-        np.concatenate(ex_rows),
-        np.concatenate(ex_stage),
-        np.concatenate(ex_nodes),
-        np.concatenate(ex_pricing),
-        np.concatenate(ex_value),
-        family,
-        fam_provider,
-        fam_instance,
-        fam_gpu,
-        fam_count,
-        est_reason,
-        deadline_hours,
-        budget_usd,
-        max_nodes,
+        ex, family, fam_provider, fam_instance, fam_gpu, fam_count, est_reason, deadline_hours, budget_usd, max_nodes
     )
 
     if not ok.any():
@@ -612,17 +589,17 @@ def rank(
 
     sel = ok.nonzero()[0]
     # Zones of one region collapse to the cheapest (then fastest) one per offering, node count and pricing.
-    region_codes = pd.factorize(offers["region"].to_numpy(dtype=object))[0]
+    region_codes = pd.factorize(offers["region"])[0]
     group = (
         (family[opt_row[sel]].astype(np.int64) * (int(region_codes.max()) + 1) + region_codes[opt_row[sel]])
         * (max_nodes + 1)
         + opt_nodes[sel]
     ) * 2 + opt_spot[sel]
-    order = np.lexsort((opt_row[sel], wall[sel], cost[sel], group))
+    order = np.lexsort((wall[sel], cost[sel], group))
     sorted_group = group[order]
     first_of_group = np.ones(len(order), dtype=bool)
     first_of_group[1:] = sorted_group[1:] != sorted_group[:-1]
-    sel = sel[order[first_of_group]]
+    sel = sel[np.sort(order[first_of_group])]
 
     # Order: by cost, time or cost x time; ties by time/cost then catalog position (deterministic).
     if by == "cost":
@@ -637,6 +614,7 @@ def rank(
         sel, pareto = sel[:top], pareto[:top]
 
     picked_rows = opt_row[sel]
+    cells = opt_cell[sel]
     picked = offers.iloc[picked_rows]
     spot_sel = is_spot[sel]
     table = pd.DataFrame(
@@ -653,10 +631,10 @@ def rank(
             "price_usd_per_hour": price[sel],
             "time_to_solution_hours": wall[sel],
             "cost_usd": cost[sel],
-            "cost_low_usd": np.minimum(cost_low[sel], cost[sel]),
-            "cost_high_usd": np.maximum(cost_high[sel], cost[sel]),
-            "expected_interruptions": interruptions[sel],
-            "energy_kwh": energy[sel],
+            "cost_low_usd": nodes_f[sel] * billed_low_grid.reshape(-1)[cells] * price[sel],
+            "cost_high_usd": nodes_f[sel] * billed_high_grid.reshape(-1)[cells] * price[sel],
+            "expected_interruptions": interruptions_grid.reshape(-1)[cells],
+            "energy_kwh": energy_grid.reshape(-1)[cells],
             "pareto": pareto,
             "price_as_of": picked["as_of"].to_numpy(dtype=object),
             "notes": _option_notes(picked, spot_sel, opt_nodes[sel], default_interruption_rate),
@@ -668,11 +646,11 @@ def rank(
             "pricing": table["pricing"].to_numpy(),
             "nodes": opt_nodes[sel].astype(float),
             "price_usd_per_hour": price[sel],
-            "training_hours": hours[sel],
+            "training_hours": grid_hours.reshape(-1)[cells],
             "startup_hours": np.full(len(sel), float(startup_overhead_hours)),
-            "rework_hours": wall[sel] - work[sel],
+            "rework_hours": wall[sel] - work_grid.reshape(-1)[cells],
             "wall_hours": wall[sel],
-            "billed_hours": billed[sel],
+            "billed_hours": billed_grid.reshape(-1)[cells],
             "billing": np.array([BILLING_NOTE.get(p, "per second") for p in table["provider"]], dtype=object),
         }
     )
@@ -687,6 +665,40 @@ def rank(
     )
 
 
+def _family_codes(offers: pd.DataFrame) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """One code per offering family (provider, instance type and its hardware), shared by its regions and zones.
+
+    Returns the code of each row and the first row of each family. Fast path: an instance type of one provider
+    and GPU has one GPU count, interconnect and network everywhere; rows that disagree on the numbers fall back
+    to grouping by every hardware column.
+    """
+    import numpy as np
+    import pandas as pd
+
+    codes = np.zeros(len(offers), dtype=np.int64)
+    for column in ("instance_type", "gpu", "provider"):
+        column_codes, uniques = pd.factorize(offers[column])
+        codes = codes * (len(uniques) + 1) + column_codes
+    family: npt.NDArray[np.int64] = pd.factorize(codes)[0].astype(np.int64)
+    first = np.zeros(int(family.max()) + 1, dtype=np.int64)
+    first[family[::-1]] = np.arange(len(family))[::-1]
+    for column in ("gpu_count", "network_gbps"):
+        values = offers[column].to_numpy(dtype=float, na_value=np.nan)
+        expected = values[first][family]
+        if not np.array_equal(values, expected, equal_nan=True):
+            columns = ["provider", "instance_type", "gpu", "gpu_count", "interconnect", "network_gbps"]
+            family = np.asarray(offers.groupby(columns, sort=False, dropna=False).ngroup(), dtype=np.int64)
+            first = np.zeros(int(family.max()) + 1, dtype=np.int64)
+            first[family[::-1]] = np.arange(len(family))[::-1]
+            break
+    return family, first
+
+
+def _bucket_index(name: object) -> int:
+    """Position of a Spot Advisor bucket label in SPOT_BUCKETS; unknown labels use the default (last) rate."""
+    return SPOT_BUCKETS.index(str(name)) if str(name) in SPOT_BUCKETS else len(SPOT_BUCKETS)
+
+
 def _monthly(rate_per_hour: float) -> float:
     """Share of instances interrupted at least once a month at ``rate_per_hour``."""
     return 1.0 - math.exp(-rate_per_hour * HOURS_PER_MONTH)
@@ -696,13 +708,7 @@ def _is_input_problem(reason: str) -> bool:
     return reason.startswith(("unknown", "--"))
 
 
-def _best(
-    feasible: npt.NDArray[np.bool_],
-    value: npt.NDArray[np.float64],
-    opt_row: npt.NDArray[np.int64],
-    opt_nodes: npt.NDArray[np.int64],
-    opt_spot: npt.NDArray[np.int64],
-) -> int | None:
+def _best(feasible: npt.NDArray[np.bool_], value: npt.NDArray[np.float64]) -> int | None:
     import numpy as np
 
     if not feasible.any():
@@ -771,11 +777,7 @@ def _explain_empty(
 
 
 def _summarise_exclusions(
-    rows: npt.NDArray[np.int64],
-    stage: npt.NDArray[np.int64],
-    nodes: npt.NDArray[np.int64],
-    pricing: npt.NDArray[np.int64],
-    value: npt.NDArray[np.float64],
+    parts: list[tuple[Any, int, Any, Any, Any]],
     family: npt.NDArray[Any],
     fam_provider: npt.NDArray[np.object_],
     fam_instance: npt.NDArray[np.object_],
@@ -786,12 +788,23 @@ def _summarise_exclusions(
     budget_usd: float | None,
     max_nodes: int,
 ) -> pd.DataFrame:
-    """One row per (offering family, nodes, pricing, reason) with how many region/zone offerings it covers."""
+    """One row per (offering family, nodes, pricing, reason) with how many region/zone offerings it covers.
+
+    ``parts`` are (rows, stage, nodes, pricing code, value) with scalars or arrays as long as ``rows``.
+    """
     import numpy as np
     import pandas as pd
 
-    if len(rows) == 0:
+    sizes = [len(p[0]) for p in parts]
+    if sum(sizes) == 0:
         return pd.DataFrame(columns=list(EXCLUDED_COLUMNS))
+    rows = np.concatenate([p[0] for p in parts])
+    stage = np.concatenate([np.full(k, p[1]) for p, k in zip(parts, sizes, strict=True)])
+    nodes = np.concatenate([np.broadcast_to(np.asarray(p[2]), (k,)) for p, k in zip(parts, sizes, strict=True)])
+    pricing = np.concatenate([np.broadcast_to(np.asarray(p[3]), (k,)) for p, k in zip(parts, sizes, strict=True)])
+    value = np.concatenate(
+        [np.broadcast_to(np.asarray(p[4], dtype=float), (k,)) for p, k in zip(parts, sizes, strict=True)]
+    )
     fam = family[rows].astype(np.int64)
     key = ((fam * (max_nodes + 1) + nodes) * 3 + (pricing + 1)) * 8 + stage
     unique, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
