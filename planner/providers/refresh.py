@@ -1,0 +1,318 @@
+"""Refresh the catalog from the clouds: fetch each provider, correct, validate and store it as one snapshot.
+
+A provider that fails (no credentials, no SDK, every region down) keeps its previous snapshot and does not stop
+the others. Regions that failed, or were not asked for, keep their previous rows, so a partial refresh never
+loses offerings.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from planner.catalog.store import CatalogStore
+from planner.catalog.validate import Rejected
+from planner.errors import CatalogError, InputError, MissingCredentials, MissingExtra, PlannerError
+from planner.providers import provider_class, provider_names
+from planner.providers.base import (
+    FetchResult,
+    ProgressHook,
+    Provider,
+    RegionFailure,
+    add_flag,
+    describe_error,
+    quiet_sdk_loggers,
+)
+
+# Which region codes belong to which cloud, so `--region us-east-1 --region eastus` goes to the right one.
+REGION_PATTERNS: dict[str, re.Pattern[str]] = {
+    "aws": re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"),
+    "gcp": re.compile(r"^[a-z]+-[a-z]+\d+$"),
+    "azure": re.compile(r"^[a-z][a-z0-9]*$"),
+}
+SUMMARY_REJECTED_LINES = 20
+
+
+@dataclass(frozen=True)
+class ProviderReport:
+    """The outcome of refreshing one provider."""
+
+    provider: str
+    rows_written: int = 0
+    carried_over: int = 0
+    regions: tuple[str, ...] = ()
+    failed_regions: tuple[RegionFailure, ...] = ()
+    rejected: tuple[Rejected, ...] = ()
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+    snapshot_id: int | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Refreshed completely: no error and no failed region."""
+        return self.error is None and not self.failed_regions
+
+    @property
+    def written(self) -> bool:
+        """A new snapshot became current."""
+        return self.snapshot_id is not None
+
+
+@dataclass(frozen=True)
+class RefreshReport:
+    """Per provider: rows written, rejected rows with reasons, failed regions and why, or the error."""
+
+    providers: tuple[ProviderReport, ...] = field(default_factory=tuple)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every provider refreshed fully, 3 when some did (partial), 1 when none did."""
+        if all(p.ok for p in self.providers):
+            return 0
+        return 3 if any(p.written for p in self.providers) else 1
+
+    def __getitem__(self, provider: str) -> ProviderReport:
+        for report in self.providers:
+            if report.provider == provider:
+                return report
+        raise KeyError(provider)
+
+    def summary(self) -> str:
+        """The closing summary for people: rows per provider, failed regions and why, rejected rows."""
+        lines: list[str] = []
+        for p in self.providers:
+            if p.error is not None:
+                lines.append(f"{p.provider}: not refreshed, kept the previous catalog: {p.error}")
+            else:
+                carried = f", {p.carried_over} kept from the previous snapshot" if p.carried_over else ""
+                lines.append(
+                    f"{p.provider}: {p.rows_written} offerings from {len(p.regions) - len(p.failed_regions)}/"
+                    f"{len(p.regions)} regions{carried}; {len(p.rejected)} rows rejected ({p.seconds:.1f} s)"
+                )
+            lines.extend(f"  region {f.region} failed: {f.reason}" for f in p.failed_regions)
+            lines.extend(f"  note: {n}" for n in p.notes)
+            lines.extend(f"  rejected {r}" for r in p.rejected[:SUMMARY_REJECTED_LINES])
+            if len(p.rejected) > SUMMARY_REJECTED_LINES:
+                lines.append(f"  ... and {len(p.rejected) - SUMMARY_REJECTED_LINES} more rejected rows")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values, for JSON."""
+        return {
+            "exit_code": self.exit_code,
+            "providers": [
+                {
+                    "provider": p.provider,
+                    "ok": p.ok,
+                    "rows_written": p.rows_written,
+                    "carried_over": p.carried_over,
+                    "snapshot_id": p.snapshot_id,
+                    "regions": list(p.regions),
+                    "failed_regions": [{"region": f.region, "reason": f.reason} for f in p.failed_regions],
+                    "rejected": [
+                        {"instance_type": r.instance_type, "region": r.region, "zone": r.zone, "reason": r.reason}
+                        for r in p.rejected
+                    ],
+                    "notes": list(p.notes),
+                    "error": p.error,
+                    "seconds": round(p.seconds, 3),
+                }
+                for p in self.providers
+            ],
+        }
+
+
+class RichProgress(ProgressHook):
+    """A rich progress bar on stderr, one task per provider, advanced as regions finish."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(
+            TextColumn("{task.description:>6}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("regions"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        self._tasks: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> RichProgress:
+        self._bar.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._bar.stop()
+
+    def start(self, provider: str, total: int) -> None:
+        with self._lock:
+            self._tasks[provider] = self._bar.add_task(provider, total=total)
+
+    def advance(self, provider: str, region: str, ok: bool) -> None:
+        with self._lock:
+            task = self._tasks.get(provider)
+            if task is not None:
+                self._bar.update(task, advance=1)
+
+
+def _provider_list(providers: str | Sequence[str]) -> list[str]:
+    names = [providers] if isinstance(providers, str) else list(providers)
+    if not names or "all" in names:
+        return list(provider_names())
+    known = provider_names()
+    for name in names:
+        if name not in known:
+            raise InputError(f"--provider must be one of {', '.join(known)} or all, got {name!r}")
+    return list(dict.fromkeys(names))
+
+
+def regions_for(provider: str, regions: Sequence[str] | None) -> list[str] | None:
+    """The requested regions that are this provider's codes (None: all of its regions)."""
+    if not regions:
+        return None
+    pattern = REGION_PATTERNS[provider]
+    return [r for r in regions if pattern.match(r)]
+
+
+def _correct(rows: list[dict[str, Any]], provider: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    """Per-SKU quirks from data/corrections.csv (never if-chains in the adapters)."""
+    try:
+        from planner.catalog.corrections import apply_corrections
+    except ModuleNotFoundError:  # the corrections table lands with the bundled catalog
+        return rows, []
+    return apply_corrections(rows, provider)
+
+
+def _previous_rows(store: CatalogStore, provider: str) -> list[dict[str, Any]]:
+    from planner.report import records
+
+    frame = store.read_current()
+    return records(frame[frame["provider"] == provider])
+
+
+def refresh_provider(
+    provider: Provider,
+    store: CatalogStore,
+    *,
+    regions: Sequence[str] | None = None,
+    progress: ProgressHook | None = None,
+) -> ProviderReport:
+    """Fetch one provider and store its snapshot in one transaction; errors become the report's ``error``."""
+    name = provider.name
+    started = time.monotonic()
+    try:
+        result: FetchResult = provider.fetch(regions, progress=progress)
+    except (MissingCredentials, MissingExtra) as exc:
+        return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
+    except PlannerError as exc:
+        return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
+    except Exception as exc:
+        return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
+    rows, excluded = _correct(result.rows, name)
+    refreshed = {r for r in result.regions if r not in {f.region for f in result.failures}}
+    carried = []
+    for row in _previous_rows(store, name):
+        # Offerings of regions not refreshed now keep their previous prices and dates.
+        if row["region"] not in refreshed:
+            add_flag(row, "carried_over")
+            carried.append(row)
+    as_of = datetime.now(UTC).isoformat(timespec="seconds")
+    base = ProviderReport(
+        name,
+        regions=tuple(result.regions),
+        failed_regions=tuple(result.failures),
+        notes=tuple(result.notes),
+        seconds=time.monotonic() - started,
+    )
+    rejected = [*result.rejected, *excluded]
+    if not rows:
+        why = f"{name}: refresh produced no offering"
+        if result.failures:
+            why += f" ({len(result.failures)} of {len(result.regions)} regions failed)"
+        return _replace(base, error=why + "; kept the previous catalog", rejected=tuple(rejected))
+    try:
+        written = store.write_snapshot(name, [*rows, *carried], source=provider.source, as_of=as_of, kind="live")
+    except CatalogError as exc:
+        return _replace(base, error=str(exc), rejected=tuple(rejected))
+    if written is None:  # only_if_stale is not used here; kept for the type checker
+        return _replace(base, error=f"{name}: the store did not take the snapshot")
+    carried_keys = {(r["instance_type"], r["region"], r["zone"]) for r in carried}
+    written_rows = written.snapshot.row_count
+    carried_written = sum(
+        1 for r in written.rejected if (r.instance_type, r.region, r.zone) in carried_keys
+    )  # rejected carried rows are counted among the rejected
+    return _replace(
+        base,
+        rows_written=written_rows - (len(carried) - carried_written),
+        carried_over=len(carried) - carried_written,
+        rejected=tuple(rejected + written.rejected),
+        snapshot_id=written.snapshot.id,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _replace(report: ProviderReport, **changes: Any) -> ProviderReport:
+    from dataclasses import replace
+
+    return replace(report, **changes)
+
+
+def refresh(
+    providers: str | Sequence[str] = "all",
+    *,
+    regions: Sequence[str] | None = None,
+    store: CatalogStore | Path | str | None = None,
+    clients: Mapping[str, Provider] | None = None,
+    progress: bool = True,
+    provider_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> RefreshReport:
+    """Refresh ``providers`` ("all", one name or several) into the store; returns what happened per provider.
+
+    ``clients`` hands in ready providers (tests, proxies); the others are built from the environment's
+    credentials, with ``provider_options[name]`` passed to their ``from_environment``.
+    """
+    names = _provider_list(providers)
+    quiet_sdk_loggers()
+    opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
+    reports: list[ProviderReport] = []
+    show = progress and sys.stderr.isatty()
+    hook: ProgressHook = RichProgress() if show else ProgressHook()
+    try:
+        if isinstance(hook, RichProgress):
+            hook.__enter__()
+        for name in names:
+            wanted = regions_for(name, regions)
+            if wanted is not None and not wanted:
+                reports.append(ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",)))
+                continue
+            try:
+                instance = (clients or {}).get(name) or provider_class(name).from_environment(
+                    **dict((provider_options or {}).get(name, {}))
+                )
+            except PlannerError as exc:
+                reports.append(ProviderReport(name, error=str(exc)))
+                continue
+            except Exception as exc:  # a broken credential file, an SDK bug: this provider only
+                reports.append(ProviderReport(name, error=f"{name}: {describe_error(exc)}"))
+                continue
+            reports.append(refresh_provider(instance, opened, regions=wanted, progress=hook))
+    finally:
+        if isinstance(hook, RichProgress):
+            hook.__exit__(None, None, None)
+        if opened is not store:
+            opened.close()
+    return RefreshReport(tuple(reports))

@@ -1,0 +1,281 @@
+"""Builders of real-shaped cloud responses with the project's own values, and injection helpers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.stub import Stubber
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "providers"
+NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+
+
+def load(name: str) -> Any:
+    """A fixture file of tests/data/providers."""
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+# -- AWS --------------------------------------------------------------------------------------------
+def instance_type(
+    name: str,
+    gpu: str,
+    count: int,
+    memory_mib: int,
+    vcpus: int,
+    ram_mib: int,
+    *,
+    partition: float = 1.0,
+    cards: int = 1,
+    card_gbps: float = 25.0,
+    manufacturer: str = "NVIDIA",
+) -> dict[str, Any]:
+    """One DescribeInstanceTypes entry with GpuInfo, in the service's shape."""
+    return {
+        "InstanceType": name,
+        "CurrentGeneration": True,
+        "VCpuInfo": {"DefaultVCpus": vcpus},
+        "MemoryInfo": {"SizeInMiB": ram_mib},
+        "NetworkInfo": {
+            "NetworkPerformance": f"{card_gbps * cards:g} Gigabit",
+            "NetworkCards": [
+                {"NetworkCardIndex": i, "PeakBandwidthInGbps": card_gbps, "BaselineBandwidthInGbps": card_gbps}
+                for i in range(cards)
+            ],
+        },
+        "GpuInfo": {
+            "Gpus": [
+                {
+                    "Name": gpu,
+                    "Manufacturer": manufacturer,
+                    "Count": count,
+                    "LogicalGpuCount": max(count, 1),
+                    "GpuPartitionSize": partition,
+                    "MemoryInfo": {"SizeInMiB": memory_mib},
+                }
+            ],
+            "TotalGpuMemoryInMiB": memory_mib * max(count, 1),
+        },
+    }
+
+
+CPU_TYPE = {
+    "InstanceType": "c7i.large",
+    "VCpuInfo": {"DefaultVCpus": 2},
+    "MemoryInfo": {"SizeInMiB": 4096},
+    "NetworkInfo": {"NetworkPerformance": "Up to 12.5 Gigabit"},
+}
+
+
+def price_item(instance_type: str, region: str, usd: str, usage: str = "BoxUsage") -> str:
+    """One Pricing API PriceList entry, as the JSON string GetProducts returns."""
+    sku = f"SKU{abs(hash((instance_type, region))) % 10**8:08d}"
+    rate = f"{sku}.JRTCKXETXF"
+    return json.dumps(
+        {
+            "product": {
+                "productFamily": "Compute Instance",
+                "attributes": {
+                    "instanceType": instance_type,
+                    "regionCode": region,
+                    "operatingSystem": "Linux",
+                    "tenancy": "Shared",
+                    "preInstalledSw": "NA",
+                    "capacitystatus": "Used",
+                    "licenseModel": "No License required",
+                    "usagetype": f"{usage}:{instance_type}",
+                    "marketoption": "OnDemand",
+                },
+                "sku": sku,
+            },
+            "serviceCode": "AmazonEC2",
+            "terms": {
+                "OnDemand": {
+                    rate: {
+                        "priceDimensions": {
+                            f"{rate}.6YS6EN2CT7": {
+                                "unit": "Hrs",
+                                "endRange": "Inf",
+                                "beginRange": "0",
+                                "appliesTo": [],
+                                "rateCode": f"{rate}.6YS6EN2CT7",
+                                "description": f"Linux {instance_type} hour",
+                                "pricePerUnit": {"USD": usd},
+                            }
+                        },
+                        "sku": sku,
+                        "effectiveDate": "2026-11-01T00:00:00Z",
+                        "offerTermCode": "JRTCKXETXF",
+                        "termAttributes": {},
+                    }
+                }
+            },
+            "version": "20261101000000",
+            "publicationDate": "2026-11-01T00:00:00Z",
+        }
+    )
+
+
+def boto_client(service: str, region: str) -> Any:
+    """A real botocore client that never reaches the network (Stubber or moto answer it); tiny retry budget."""
+    return boto3.client(
+        service,
+        region_name=region,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=1, read_timeout=1),
+    )
+
+
+class StubbedAws:
+    """One stubbed EC2 client per region and one Pricing client, handed out by ``factory``."""
+
+    def __init__(self, regions: list[str], pricing: PricingEndpoint | None = None) -> None:
+        self.clients: dict[tuple[str, str], Any] = {}
+        self.stubs: dict[tuple[str, str], Stubber] = {}
+        for region in regions:
+            self._add("ec2", region)
+        if pricing is None:
+            self._add("pricing", "us-east-1")
+        else:
+            self.clients[("pricing", "us-east-1")] = pricing.client
+
+    def _add(self, service: str, region: str) -> None:
+        client = boto_client(service, region)
+        self.clients[(service, region)] = client
+        stub = Stubber(client)
+        stub.activate()
+        self.stubs[(service, region)] = stub
+
+    def ec2(self, region: str) -> Stubber:
+        return self.stubs[("ec2", region)]
+
+    @property
+    def pricing(self) -> Stubber | None:
+        return self.stubs.get(("pricing", "us-east-1"))
+
+    def factory(self, service: str, region: str) -> Any:
+        return self.clients[(service, region)]
+
+    def assert_done(self) -> None:
+        for stub in self.stubs.values():
+            stub.assert_no_pending_responses()
+
+
+def stub_region(
+    aws: StubbedAws,
+    region: str,
+    types: list[dict[str, Any]],
+    offered: dict[str, list[str]],
+    spot: list[tuple[Any, ...]],
+    prices: dict[str, list[str]] | None = None,
+    zones: dict[str, str] | None = None,
+) -> None:
+    """Queue one region's EC2 answers (instance types in two pages, AZs, offerings, spot) and its prices."""
+    ec2 = aws.ec2(region)
+    half = max(1, len(types) // 2)
+    ec2.add_response("describe_instance_types", {"InstanceTypes": types[:half], "NextToken": "page2"})
+    ec2.add_response("describe_instance_types", {"InstanceTypes": types[half:]})
+    gpu_names = [t["InstanceType"] for t in types if "GpuInfo" in t]
+    if not gpu_names:
+        return
+    zones = zones or {f"{region}a": f"{region[:2]}{region[-1]}-az1", f"{region}b": f"{region[:2]}{region[-1]}-az2"}
+    ec2.add_response(
+        "describe_availability_zones",
+        {"AvailabilityZones": [{"ZoneName": n, "ZoneId": i, "RegionName": region} for n, i in zones.items()]},
+    )
+    ec2.add_response(
+        "describe_instance_type_offerings",
+        {
+            "InstanceTypeOfferings": [
+                {"InstanceType": t, "LocationType": "availability-zone-id", "Location": z}
+                for t, azs in offered.items()
+                for z in azs
+            ]
+        },
+        {
+            "LocationType": "availability-zone-id",
+            "Filters": [{"Name": "instance-type", "Values": sorted(gpu_names)}],
+        },
+    )
+    ec2.add_response(
+        "describe_spot_price_history",
+        {
+            "SpotPriceHistory": [
+                {
+                    "AvailabilityZone": zone,
+                    "InstanceType": t,
+                    "ProductDescription": "Linux/UNIX",
+                    "SpotPrice": price,
+                    "Timestamp": stamp,
+                }
+                for t, zone, price, stamp in ((*s[:3], s[3] if len(s) > 3 else NOW) for s in spot)
+            ]
+        },
+    )
+    if aws.pricing is not None and prices is not None:
+        for name in sorted(offered):
+            aws.pricing.add_response("get_products", {"FormatVersion": "aws_v1", "PriceList": prices.get(name, [])})
+
+
+def aws_provider(factory: Callable[[str, str], Any], **options: Any) -> Any:
+    """An AwsProvider on injected clients, a fixed clock, no Spot Advisor feed and no pricing rate limit."""
+    from planner.providers.aws import AwsProvider
+
+    options.setdefault("spot_advisor", lambda: load("aws_spot_advisor.json"))
+    options.setdefault("pricing_calls_per_s", None)
+    return AwsProvider(factory, now=lambda: NOW, **options)
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
+
+
+class PricingEndpoint:
+    """A local Pricing API behind a real botocore client: answers GetProducts inside botocore's retry loop.
+
+    ``faults`` is a queue of what the next requests get instead of an answer: "throttle" (HTTP 400
+    ThrottlingException), "5xx" (HTTP 503), "timeout" (a read timeout) or "auth" (expired token).
+    """
+
+    def __init__(self, prices: dict[tuple[str, str], list[str]], faults: list[str] | None = None) -> None:
+        from botocore.awsrequest import AWSResponse
+        from botocore.exceptions import ReadTimeoutError
+
+        self.prices = prices
+        self.faults = list(faults or [])
+        self.requests: list[dict[str, Any]] = []
+        self._response = AWSResponse
+        self._timeout = ReadTimeoutError
+        self.client = boto_client("pricing", "us-east-1")
+        self.client.meta.events.register("before-send.pricing.GetProducts", self._answer)
+
+    def _reply(self, status: int, payload: dict[str, Any]) -> Any:
+        body = json.dumps(payload).encode()
+        headers = {"Content-Type": "application/x-amz-json-1.1", "x-amzn-RequestId": "test"}
+        return self._response("https://api.pricing.us-east-1.amazonaws.com/", status, headers, _Raw(body))
+
+    def _answer(self, request: Any, **_: Any) -> Any:
+        payload = json.loads(request.body)
+        self.requests.append(payload)
+        fault = self.faults.pop(0) if self.faults else None
+        if fault == "throttle":
+            return self._reply(400, {"__type": "ThrottlingException", "message": "Rate exceeded"})
+        if fault == "5xx":
+            return self._reply(503, {"__type": "ServiceUnavailableException", "message": "try again"})
+        if fault == "timeout":
+            raise self._timeout(endpoint_url=request.url)
+        if fault == "auth":
+            return self._reply(400, {"__type": "ExpiredTokenException", "message": "The security token expired"})
+        terms = {f["Field"]: f["Value"] for f in payload["Filters"]}
+        items = self.prices.get((terms["instanceType"], terms["regionCode"]), [])
+        return self._reply(200, {"FormatVersion": "aws_v1", "PriceList": items})

@@ -1,0 +1,280 @@
+"""AWS adapter against real botocore clients answered by Stubber, moto and a local Pricing endpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from planner.errors import MissingCredentials
+from planner.providers.aws import AwsProvider, parse_price_item
+from providers.provider_fakes import (
+    CPU_TYPE,
+    NOW,
+    PricingEndpoint,
+    StubbedAws,
+    aws_provider,
+    boto_client,
+    instance_type,
+    price_item,
+    stub_region,
+)
+
+P5 = instance_type("p5.48xlarge", "H100", 8, 81920, 192, 2097152, cards=32, card_gbps=100.0)
+G6F = instance_type("g6f.2xlarge", "L4", 0, 5722, 8, 32768, partition=0.25)
+G4AD = instance_type("g4ad.xlarge", "Radeon Pro V520", 1, 8192, 4, 16384, manufacturer="AMD")
+G5 = instance_type("g5.xlarge", "A10G", 1, 22888, 4, 16384)
+
+
+@pytest.fixture(autouse=True)
+def tiny_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore's real retry loop, without its real sleeps."""
+    monkeypatch.setattr("botocore.retries.standard.ExponentialBackoff.delay_amount", lambda self, ctx: 0.001)
+
+
+def _us_east_1(aws: StubbedAws, prices: dict[str, list[str]] | None = None) -> None:
+    stub_region(
+        aws,
+        "us-east-1",
+        [P5, CPU_TYPE, G6F, G4AD],
+        {"p5.48xlarge": ["use1-az1", "use1-az2"], "g6f.2xlarge": ["use1-az1"], "g4ad.xlarge": ["use1-az1"]},
+        [
+            ("p5.48xlarge", "us-east-1a", "30.100000"),
+            ("p5.48xlarge", "us-east-1b", "29.000000", NOW - timedelta(hours=3)),
+            ("p5.48xlarge", "us-east-1b", "31.500000", NOW - timedelta(minutes=5)),
+            ("g6f.2xlarge", "us-east-1a", "0.190000"),
+        ],
+        prices,
+        zones={"us-east-1a": "use1-az1", "us-east-1b": "use1-az2"},
+    )
+
+
+def _eu_west_1(aws: StubbedAws, prices: dict[str, list[str]] | None = None) -> None:
+    stub_region(
+        aws,
+        "eu-west-1",
+        [G5],
+        {"g5.xlarge": ["euw1-az1"]},
+        [("g5.xlarge", "eu-west-1a", "0.410000")],
+        prices,
+        zones={"eu-west-1a": "euw1-az1"},
+    )
+
+
+PRICES = {
+    ("p5.48xlarge", "us-east-1"): [price_item("p5.48xlarge", "us-east-1", "55.0400000000")],
+    ("g6f.2xlarge", "us-east-1"): [price_item("g6f.2xlarge", "us-east-1", "0.4700000000")],
+    ("g4ad.xlarge", "us-east-1"): [price_item("g4ad.xlarge", "us-east-1", "0.3790000000")],
+}
+
+
+def _by_key(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(r["instance_type"], r["region"], r["zone"]): r for r in rows}
+
+
+def test_rows_per_az_with_spot_on_demand_and_buckets() -> None:
+    pricing = PricingEndpoint(PRICES)
+    aws = StubbedAws(["us-east-1", "eu-west-1"], pricing)
+    _us_east_1(aws)
+    _eu_west_1(aws)
+    result = aws_provider(aws.factory, workers=1).fetch(["us-east-1", "eu-west-1"])
+    aws.assert_done()
+    rows = _by_key(result.rows)
+    assert sorted(rows) == [
+        ("g5.xlarge", "eu-west-1", "euw1-az1"),
+        ("g6f.2xlarge", "us-east-1", "use1-az1"),
+        ("p5.48xlarge", "us-east-1", "use1-az1"),
+        ("p5.48xlarge", "us-east-1", "use1-az2"),
+    ]
+    p5 = rows[("p5.48xlarge", "us-east-1", "use1-az2")]
+    assert (p5["gpu"], p5["gpu_count"], p5["vcpus"], p5["ram_gib"]) == ("H100-SXM", 8.0, 192, 2048.0)
+    assert p5["price_usd_per_hour"] == 55.04
+    assert p5["spot_price_usd_per_hour"] == 31.5  # the latest of the two prices of that AZ
+    assert rows[("p5.48xlarge", "us-east-1", "use1-az1")]["spot_price_usd_per_hour"] == 30.1
+    assert (p5["network_gbps"], p5["interconnect"], p5["spot_interruption"]) == (3200.0, "nvswitch", "15-20%")
+    g6f = rows[("g6f.2xlarge", "us-east-1", "use1-az1")]
+    assert (g6f["gpu"], g6f["gpu_count"]) == ("L4", 0.25)
+    assert g6f["spot_interruption"] is None  # the feed's range index 9 is unknown: left out, not guessed
+    # No on-demand price published, but a spot price: spot-only.
+    g5 = rows[("g5.xlarge", "eu-west-1", "euw1-az1")]
+    assert (g5["price_usd_per_hour"], g5["availability"], g5["spot_interruption"]) == (None, "spot-only", "5-10%")
+    assert [(r.instance_type, "hardware table" in r.reason) for r in result.rejected] == [("g4ad.xlarge", True)]
+    assert result.failures == []
+    filters = {f["Field"]: f["Value"] for f in pricing.requests[0]["Filters"]}
+    assert filters == {
+        "instanceType": "g4ad.xlarge",
+        "regionCode": "us-east-1",
+        "operatingSystem": "Linux",
+        "tenancy": "Shared",
+        "preInstalledSw": "NA",
+        "capacitystatus": "Used",
+    }
+    assert all(f["Type"] == "TERM_MATCH" for f in pricing.requests[0]["Filters"])
+
+
+def test_stubbed_pricing_malformed_price_and_empty_page_are_reported() -> None:
+    aws = StubbedAws(["us-east-1"])
+    _us_east_1(
+        aws,
+        {
+            "g4ad.xlarge": [],
+            "g6f.2xlarge": [price_item("g6f.2xlarge", "us-east-1", "n/a")],
+            "p5.48xlarge": [price_item("p5.48xlarge", "us-east-1", "-55.04")],
+        },
+    )
+    result = aws_provider(aws.factory).fetch(["us-east-1"])
+    aws.assert_done()
+    reasons = {r.instance_type: r.reason for r in result.rejected}
+    assert "malformed on-demand price 'n/a'" in reasons["g6f.2xlarge"]
+    # A negative price is a row the validator rejects later, one by one; the adapter keeps it visible.
+    assert {r["price_usd_per_hour"] for r in result.rows if r["instance_type"] == "p5.48xlarge"} == {-55.04}
+    # An empty PriceList page: no on-demand price, no spot either -> reservation-only, still listed.
+    assert "g4ad.xlarge" in reasons  # AMD GPU unknown to the hardware table
+
+
+@pytest.mark.parametrize("fault", ["throttle", "5xx", "timeout"])
+def test_pricing_retries_throttling_5xx_and_timeouts(fault: str) -> None:
+    pricing = PricingEndpoint(PRICES, faults=[fault])
+    aws = StubbedAws(["us-east-1"], pricing)
+    _us_east_1(aws)
+    result = aws_provider(aws.factory).fetch(["us-east-1"])
+    assert result.failures == []
+    assert len(pricing.requests) == 4  # three types, one retried
+    assert {r["price_usd_per_hour"] for r in result.rows if r["instance_type"] == "p5.48xlarge"} == {55.04}
+
+
+def test_region_fails_after_retries_others_succeed() -> None:
+    pricing = PricingEndpoint(PRICES)
+    aws = StubbedAws(["us-east-1", "eu-west-1"], pricing)
+    _us_east_1(aws)
+    aws.ec2("eu-west-1").add_client_error(
+        "describe_instance_types", service_error_code="InternalError", service_message="boom", http_status_code=500
+    )
+    result = aws_provider(aws.factory).fetch(["us-east-1", "eu-west-1"])
+    assert [f.region for f in result.failures] == ["eu-west-1"]
+    assert "InternalError" in result.failures[0].reason
+    assert {r["region"] for r in result.rows} == {"us-east-1"}
+
+
+def test_pricing_throttled_beyond_the_retry_budget_fails_only_that_region() -> None:
+    pricing = PricingEndpoint(PRICES, faults=["throttle"] * 3)
+    aws = StubbedAws(["us-east-1"], pricing)
+    _us_east_1(aws)
+    result = aws_provider(aws.factory).fetch(["us-east-1"])
+    assert [f.region for f in result.failures] == ["us-east-1"]
+    assert "Throttling" in result.failures[0].reason
+
+
+def test_expired_credentials_are_one_line_with_the_setup_hint() -> None:
+    ec2 = boto_client("ec2", "us-east-1")
+    from botocore.stub import Stubber
+
+    with Stubber(ec2) as stub:
+        stub.add_client_error("describe_regions", service_error_code="AuthFailure", http_status_code=401)
+        provider = aws_provider(lambda service, region: ec2)
+        with pytest.raises(MissingCredentials) as caught:
+            provider.fetch(None)
+    message = str(caught.value)
+    assert message.startswith("aws: credentials rejected (AuthFailure)")
+    assert "AWS_PROFILE" in message
+    assert "\n" not in message
+
+
+def test_missing_credentials_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with pytest.raises(MissingCredentials, match="aws: no usable credentials"):
+        AwsProvider.from_environment()
+
+
+def test_from_environment_sets_retries_and_timeouts_and_keeps_endpoint_overrides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_PRICING", "http://127.0.0.1:9/pricing")
+    provider = AwsProvider.from_environment(retry_mode="standard", max_attempts=3, read_timeout_s=7)
+    pricing = provider._client("pricing", "us-east-1")
+    ec2 = provider._client("ec2", "eu-west-1")
+    assert pricing.meta.endpoint_url == "http://127.0.0.1:9/pricing"
+    assert ec2.meta.endpoint_url == "https://ec2.eu-west-1.amazonaws.com"
+    assert ec2.meta.config.retries == {"mode": "standard", "total_max_attempts": 4}  # 3 retries
+    assert ec2.meta.config.read_timeout == 7
+    assert provider._client("ec2", "eu-west-1") is ec2
+
+
+def test_spot_advisor_unreachable_falls_back_to_bundled_buckets() -> None:
+    def unreachable() -> dict[str, Any]:
+        raise OSError("network is unreachable")
+
+    pricing = PricingEndpoint(PRICES)
+    aws = StubbedAws(["us-east-1"], pricing)
+    _us_east_1(aws)
+    result = aws_provider(aws.factory, spot_advisor=unreachable).fetch(["us-east-1"])
+    assert any("Spot Advisor feed unavailable (OSError: network is unreachable)" in n for n in result.notes)
+    assert result.rows  # prices still refreshed
+
+
+def test_parse_price_item_reads_the_json_string() -> None:
+    assert parse_price_item(price_item("p4d.24xlarge", "us-east-1", "21.9576420000")) == (
+        "BoxUsage:p4d.24xlarge",
+        21.957642,
+    )
+    with pytest.raises(ValueError, match="no hourly on-demand price"):
+        parse_price_item('{"product": {}, "terms": {}}')
+
+
+@pytest.fixture
+def moto_ec2() -> Iterator[None]:
+    from moto import mock_aws
+
+    with mock_aws():
+        yield
+
+
+class _SpotFromStub:
+    """EC2 as moto serves it, except spot history (moto invents spot prices), which a Stubber answers."""
+
+    def __init__(self, region: str) -> None:
+        from botocore.stub import Stubber
+
+        self.moto = boto_client("ec2", region)
+        self.spot = boto_client("ec2", region)
+        self.stub = Stubber(self.spot)
+        self.stub.activate()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.moto, name)
+
+    def get_paginator(self, name: str) -> Any:
+        return (self.spot if name == "describe_spot_price_history" else self.moto).get_paginator(name)
+
+
+def test_moto_regions_and_instance_types(moto_ec2: None) -> None:
+    clients = {r: _SpotFromStub(r) for r in ("us-east-1", "eu-central-1")}
+    for client in clients.values():
+        client.stub.add_response("describe_spot_price_history", {"SpotPriceHistory": []})
+    pricing = PricingEndpoint(
+        {("p4d.24xlarge", "us-east-1"): [price_item("p4d.24xlarge", "us-east-1", "21.9576420000")]}
+    )
+
+    def factory(service: str, region: str) -> Any:
+        return pricing.client if service == "pricing" else clients.setdefault(region, _SpotFromStub(region))
+
+    provider = aws_provider(factory)
+    assert "eu-central-1" in provider._regions()
+    result = provider.fetch(["us-east-1"])
+    p4d = [r for r in result.rows if r["instance_type"] == "p4d.24xlarge"]
+    assert p4d and {r["gpu"] for r in p4d} == {"A100-40GB"}
+    assert {r["price_usd_per_hour"] for r in p4d} == {21.957642}
+    assert all(r["zone"].startswith("use1-az") for r in p4d)
+    types = {r["instance_type"] for r in result.rows}
+    assert {"p3dn.24xlarge", "p4de.24xlarge"} & types or "g5.xlarge" in types
+    gpus = {r["instance_type"]: r["gpu"] for r in result.rows}
+    if "p4de.24xlarge" in gpus:
+        assert gpus["p4de.24xlarge"] == "A100-80GB"  # the resolver picks the variant by memory
