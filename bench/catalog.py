@@ -54,7 +54,7 @@ def process_seconds(argv: list[str], env: dict[str, str], repeat: int = 7) -> fl
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 

@@ -52,7 +52,7 @@ def small_catalog(isolated_store: Path) -> Path:
                        spot_interruption=None, interconnect="pcie"),
         ],
     }  # fmt: skip
-    with CatalogStore() as store:
+    with CatalogStore(seed=False) as store:
         for provider, provider_rows in rows.items():
             store.write_snapshot(
                 provider, provider_rows, source=f"fixture-{provider}", as_of="2026-11-01T00:00:00+00:00"
@@ -149,7 +149,7 @@ def test_table_and_status(
 
 
 def test_history(small_catalog: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    with CatalogStore() as store:
+    with CatalogStore(seed=False) as store:
         store.write_snapshot(
             "aws", [make_offer(price_usd_per_hour=50.0)], source="x", as_of="2026-11-10T00:00:00+00:00"
         )

@@ -16,7 +16,7 @@ APP = str(REPO / "streamlit_app.py")
 @pytest.fixture
 def fixture_catalog(isolated_store: Path) -> Path:
     """A tiny live catalog for all three providers, so the bundled one is not seeded."""
-    with CatalogStore() as store:
+    with CatalogStore(seed=False) as store:
         store.write_snapshot(
             "aws",
             [

@@ -35,7 +35,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def app_url(isolated_store: Path) -> Iterator[str]:
-    with CatalogStore() as store:
+    with CatalogStore(seed=False) as store:
         store.write_snapshot("aws", [make_offer()], source="e2e", as_of="2026-11-01T00:00:00+00:00")
     port = _free_port()
     env = {**os.environ, "GPUPLAN_HOME": str(isolated_store), "PYTHONPATH": str(REPO)}
