@@ -1,9 +1,298 @@
-"""`gpuplan` commands of this area (to be filled in by its issue)."""
+"""`gpuplan rank` and `gpuplan compare`: every offering priced per training run, ranked; a few side by side.
+
+Exit codes: 0 with options, 1 when nothing meets the constraints (the reason is one line on stderr, like
+grep's "no match"), 2 for bad input, 3 for a catalog older than --max-age.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+
+from planner.cli.workload_opts import (
+    BatchPerGpuOpt,
+    EfficiencyOpt,
+    GlobalBatchOpt,
+    HeadsOpt,
+    HiddenOpt,
+    LayersOpt,
+    MeasuredOnOpt,
+    MeasuredOpt,
+    ModeOpt,
+    ParamsOpt,
+    PrecisionOpt,
+    SeqLenOpt,
+    TokensOpt,
+    VocabOpt,
+    WorkloadOpt,
+    workload_from_cli,
+)
+
+if TYPE_CHECKING:
+    from planner.cost.rank import RankResult
+
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the data to this file instead of stdout.")
+]
+DeadlineOpt = Annotated[float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")]
+BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Spend at most this many USD per run.")]
+ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="aws, gcp or azure; repeatable.")]
+RegionOpt = Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")]
+PricingOpt = Annotated[str, typer.Option("--pricing", help="both, on-demand or spot.")]
+MaxNodesOpt = Annotated[int, typer.Option("--max-nodes", help="Consider 1 to this many instances joined by network.")]
+MinMemoryOpt = Annotated[float | None, typer.Option("--min-gpu-memory", help="At least this much memory per GPU, GiB.")]
+MaxAgeOpt = Annotated[
+    float | None, typer.Option("--max-age", help="Refuse a catalog older than this many hours (exit code 3).")
+]
+ByOpt = Annotated[str, typer.Option("--by", help="Order by cost, time or cost-time (cost x time).")]
+TopOpt = Annotated[int | None, typer.Option("--top", "-k", help="Show the best K options (table: 20 by default).")]
+CheckpointOpt = Annotated[
+    float, typer.Option("--checkpoint-interval-hours", help="Hours between checkpoints (spot rework).")
+]
+RestartOpt = Annotated[float, typer.Option("--restart-overhead-hours", help="Hours to resume after a spot stop.")]
+StartupOpt = Annotated[
+    float, typer.Option("--startup-overhead-hours", help="Hours to boot, pull images and stage data, billed.")
+]
+
+# What the table view shows (CSV and JSON carry every column).
+TABLE_VIEW = (
+    "rank",
+    "provider",
+    "region",
+    "instance_type",
+    "gpu",
+    "gpus_per_node",
+    "nodes",
+    "pricing",
+    "price_usd_per_hour",
+    "time_to_solution_hours",
+    "cost_usd",
+    "cost_low_usd",
+    "cost_high_usd",
+    "expected_interruptions",
+    "pareto",
+    "notes",
+)
+DEFAULT_TABLE_TOP = 20
+
+
+def note(message: str) -> None:
+    """A message for the user, on stderr so that stdout stays data."""
+    print(message, file=sys.stderr)
+
+
+def _payload(result: RankResult, table: Any) -> dict[str, Any]:
+    from planner import report
+
+    return {
+        "catalog_as_of": result.catalog_as_of,
+        "message": result.message,
+        "options": report.records(table),
+        "excluded": report.records(result.excluded),
+        "assumptions": result.assumptions,
+        "notes": result.notes,
+    }
+
+
+def _render(result: RankResult, table: Any, fmt: str, output: Path | None, title: str, view: tuple[str, ...]) -> None:
+    from planner import report
+
+    if fmt == "csv":
+        text = report.to_csv(table)
+    elif fmt == "json":
+        text = report.to_json(_payload(result, table))
+    else:
+        text = report.render_table(table, title=title, columns=[c for c in view if c in table.columns])
+    report.emit(text, output)
+
+
+def _finish(result: RankResult, fmt: str, *, shown: int, total: int) -> None:
+    """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing."""
+    for message in result.notes:
+        note(message)
+    if fmt == "table":
+        if shown < total:
+            note(f"showing {shown} of {total} options; --top K or --format csv for more")
+        if len(result.excluded):
+            reasons = result.excluded.drop_duplicates(["provider", "instance_type", "reason"])
+            families = reasons["instance_type"].nunique()
+            note(f"left out: {families} instance types ({len(reasons)} reasons; --format json lists them)")
+        note(f"prices as of {result.catalog_as_of}")
+        for line in result.assumptions:
+            note(f"- {line}")
+    if result.empty:
+        note(f"no option: {result.message}")
+        raise typer.Exit(1)
+
+
+def rank(
+    workload: WorkloadOpt,
+    deadline_hours: DeadlineOpt = None,
+    budget_usd: BudgetOpt = None,
+    provider: ProviderOpt = None,
+    region: RegionOpt = None,
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", "-g", help="Only these GPUs (any spelling); repeatable.")
+    ] = None,
+    instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these instance types.")] = None,
+    pricing: PricingOpt = "both",
+    max_nodes: MaxNodesOpt = 1,
+    min_gpu_memory: MinMemoryOpt = None,
+    max_age: MaxAgeOpt = None,
+    by: ByOpt = "cost",
+    top: TopOpt = None,
+    precision: PrecisionOpt = "bf16",
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    vocab: VocabOpt = None,
+    seq_len: SeqLenOpt = None,
+    tokens: TokensOpt = None,
+    mode: ModeOpt = "pretrain",
+    batch_per_gpu: BatchPerGpuOpt = None,
+    global_batch: GlobalBatchOpt = None,
+    measured: MeasuredOpt = None,
+    measured_on: MeasuredOnOpt = None,
+    efficiency: EfficiencyOpt = None,
+    checkpoint_interval_hours: CheckpointOpt = 1.0,
+    restart_overhead_hours: RestartOpt = 0.25,
+    startup_overhead_hours: StartupOpt = 0.25,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Rank every offering for a training job by cost per run (or time), under a deadline and a budget."""
+    from planner import report
+    from planner.api import rank as api_rank
+
+    report.check_format(fmt)
+    built, extra = workload_from_cli(
+        workload,
+        params=params,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        vocab=vocab,
+        seq_len=seq_len,
+        tokens=tokens,
+        mode=mode,
+        batch_per_gpu=batch_per_gpu,
+        global_batch=global_batch,
+        measured=measured,
+        measured_on=measured_on,
+        efficiency=efficiency,
+    )
+    shown_top = top if top is not None or fmt != "table" else DEFAULT_TABLE_TOP
+    result = api_rank(
+        built,
+        deadline_hours=deadline_hours,
+        budget_usd=budget_usd,
+        provider=provider,
+        region=region,
+        gpu=gpu,
+        instance_type=instance,
+        pricing=pricing,
+        max_nodes=max_nodes,
+        min_gpu_memory_gib=min_gpu_memory,
+        max_age_hours=max_age,
+        by=by,
+        precision=precision,
+        checkpoint_interval_hours=checkpoint_interval_hours,
+        restart_overhead_hours=restart_overhead_hours,
+        startup_overhead_hours=startup_overhead_hours,
+        **extra,
+    )
+    total = len(result.table)
+    table = result.table.head(shown_top) if shown_top is not None else result.table
+    title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
+    _render(result, table, fmt, output, title, TABLE_VIEW)
+    _finish(result, fmt, shown=len(table), total=total)
+
+
+def compare(
+    workload: WorkloadOpt,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="A GPU to compare; repeat for each.")] = None,
+    instance: Annotated[
+        list[str] | None, typer.Option("--instance", "-i", help="An instance type to compare; repeat for each.")
+    ] = None,
+    deadline_hours: DeadlineOpt = None,
+    budget_usd: BudgetOpt = None,
+    provider: ProviderOpt = None,
+    region: RegionOpt = None,
+    pricing: PricingOpt = "both",
+    max_nodes: MaxNodesOpt = 1,
+    max_age: MaxAgeOpt = None,
+    by: ByOpt = "cost",
+    precision: PrecisionOpt = "bf16",
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    vocab: VocabOpt = None,
+    seq_len: SeqLenOpt = None,
+    tokens: TokensOpt = None,
+    mode: ModeOpt = "pretrain",
+    batch_per_gpu: BatchPerGpuOpt = None,
+    global_batch: GlobalBatchOpt = None,
+    measured: MeasuredOpt = None,
+    measured_on: MeasuredOnOpt = None,
+    efficiency: EfficiencyOpt = None,
+    checkpoint_interval_hours: CheckpointOpt = 1.0,
+    restart_overhead_hours: RestartOpt = 0.25,
+    startup_overhead_hours: StartupOpt = 0.25,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
+    from planner import report
+    from planner.cost.rank import COMPARE_COLUMNS
+    from planner.cost.rank import compare as cost_compare
+
+    report.check_format(fmt)
+    built, extra = workload_from_cli(
+        workload,
+        params=params,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        vocab=vocab,
+        seq_len=seq_len,
+        tokens=tokens,
+        mode=mode,
+        batch_per_gpu=batch_per_gpu,
+        global_batch=global_batch,
+        measured=measured,
+        measured_on=measured_on,
+        efficiency=efficiency,
+    )
+    result = cost_compare(
+        built,
+        gpus=gpu or [],
+        instance_types=instance or [],
+        deadline_hours=deadline_hours,
+        budget_usd=budget_usd,
+        provider=provider,
+        region=region,
+        pricing=pricing,
+        max_nodes=max_nodes,
+        max_age_hours=max_age,
+        by=by,
+        precision=precision,
+        checkpoint_interval_hours=checkpoint_interval_hours,
+        restart_overhead_hours=restart_overhead_hours,
+        startup_overhead_hours=startup_overhead_hours,
+        **extra,
+    )
+    view = tuple(c for c in COMPARE_COLUMNS if c not in ("zone", "price_as_of", "energy_kwh"))
+    _render(result, result.table, fmt, output, f"{built.name}: best option of each, by {by}", view)
+    _finish(result, fmt, shown=len(result.table), total=len(result.table))
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `gpuplan rank` and `gpuplan compare`."""
+    app.command("rank")(rank)
+    app.command("compare")(compare)

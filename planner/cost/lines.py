@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -70,11 +70,12 @@ class CostLine:
     unit: str
     quantity: float
     unit_price_usd: float
+    cost_usd: float = field(init=False)  # quantity x unit price
 
-    @property
-    def cost_usd(self) -> float:
-        """quantity x unit price."""
-        return float(self.quantity * self.unit_price_usd)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "quantity", float(self.quantity))
+        object.__setattr__(self, "unit_price_usd", float(self.unit_price_usd))
+        object.__setattr__(self, "cost_usd", self.quantity * self.unit_price_usd)
 
 
 def total_usd(lines: list[CostLine]) -> float:
