@@ -262,7 +262,7 @@ def _azure_rows(reference: Path) -> list[dict[str, Any]]:
 
 
 # -- common steps ---------------------------------------------------------------------------------------
-def _add_family_facts(rows: list[dict[str, Any]], left_out: list[Rejected]) -> list[dict[str, Any]]:
+def _add_family_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Interconnect, network and availability from data/instance_families.csv."""
     kept = []
     for row in rows:
@@ -334,7 +334,7 @@ def build(reference: Path) -> BuildResult:
     raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": _azure_rows(reference)}
     out: dict[str, list[dict[str, Any]]] = {}
     for provider in PROVIDERS:
-        rows = _add_family_facts(raw[provider], left_out)
+        rows = _add_family_facts(raw[provider])
         rows, excluded = apply_corrections(rows, provider)
         left_out.extend(excluded)
         rows = _collapse_zones(_resolve(rows, left_out))

@@ -252,3 +252,39 @@ def test_store_accepts_the_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     for provider in PROVIDERS:
         assert snapshots[provider].row_count == manifest["providers"][provider]["rows"]
         assert snapshots[provider].rejected_count == 0
+
+
+def test_family_facts_contract() -> None:
+    facts = family_facts("aws", "p5.48xlarge")
+    assert facts is not None
+    assert (facts.gpu, facts.interconnect, facts.network_gbps, facts.availability) == (
+        "H100-SXM",
+        "nvswitch",
+        3200.0,
+        None,
+    )
+    assert facts.source.startswith("https://")
+    assert family_facts("aws", "m5.large") is None
+    assert family_facts("gcp", "p5.48xlarge") is None  # patterns are per provider
+    assert family_facts("aws", "p5.48xlargeX") is None  # the whole name must match
+
+
+def test_family_table_rows_are_legal() -> None:
+    from planner.catalog.schema import AVAILABILITY, INTERCONNECTS
+    from planner.hardware import gpu_table
+
+    with (REPO / "data" / "instance_families.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        assert row["gpu"] in gpu_table() and row["interconnect"] in INTERCONNECTS
+        assert row["availability"] in ("", *AVAILABILITY)
+        assert row["source"].startswith("https://") and datetime.fromisoformat(row["source_date"])
+        assert row["network_gbps"] == "" or float(row["network_gbps"]) > 0
+
+
+def test_catalog_helpers_do_not_import_pandas() -> None:
+    import subprocess
+
+    code = "import sys, planner.catalog.families, planner.catalog.corrections; print('pandas' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == "False"
