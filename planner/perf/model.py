@@ -28,12 +28,27 @@ RESERVED_GIB = 1.5
 FRAGMENTATION = 0.92
 
 
+_OVERRIDE: list[dict[str, Any]] = []
+
+
 @cache
-def perf_params() -> dict[str, Any]:
-    """The fitted coefficients (``data/perf_params.json``)."""
+def _load_params() -> dict[str, Any]:
     with (data_dir() / "perf_params.json").open(encoding="utf-8") as handle:
         loaded: dict[str, Any] = json.load(handle)
     return loaded
+
+
+def perf_params() -> dict[str, Any]:
+    """The fitted coefficients (``data/perf_params.json``, or the set installed by ``set_perf_params``)."""
+    return _OVERRIDE[0] if _OVERRIDE else _load_params()
+
+
+def set_perf_params(params: dict[str, Any] | None) -> None:
+    """Use ``params`` instead of the bundled file (fitting, cross-validation); ``None`` restores the file."""
+    _OVERRIDE.clear()
+    if params is not None:
+        _OVERRIDE.append(params)
+    _estimate.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -166,7 +181,9 @@ def _sample_time(
         flops = (wl.flops_per_sample or 0.0) * micro_batch
         eff = _efficiency_scale(spec, precision, fam) * micro_batch / (micro_batch + fam["batch_half"])
         mem_bytes = fam["bytes_per_flop"] * (wl.flops_per_sample or 0.0) * micro_batch * elem / 2.0
-        return flops / (peak * eff), mem_bytes / bw, flops
+        # Batch norm, activations and optimizer run on the CUDA cores, not the tensor cores.
+        vector = fam["vector_flops_per_flop"] * flops / (spec.fp32_tflops * 1e12)
+        return flops / (peak * eff) + vector, mem_bytes / bw, flops
     fam = params["transformer"]
     seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
     tokens = micro_batch * seq
@@ -185,7 +202,8 @@ def _sample_time(
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
-    return hw_flops / tp / (peak * eff), mem_bytes / bw, model_flops / tp
+    vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
+    return hw_flops / tp / (peak * eff) + vector, mem_bytes / bw, model_flops / tp
 
 
 def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
@@ -244,15 +262,21 @@ def _step_time(
 ) -> _Timing:
     comm = perf_params()["comm"]
     t_comp, t_mem, flops = _sample_time(wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute)
+    # A pipeline stage runs 1/pp of the layers.
+    t_comp, t_mem, flops = t_comp / plan.pp, t_mem / plan.pp, flops / plan.pp
     micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
     per_micro = t_comp + t_mem
     tp_comm = 0.0
-    if plan.tp > 1 and wl.is_transformer:
-        # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
-        link = _link_gbs(spec, interconnect, plan.tp) * 1e9
-        elem = 4.0 if precision in ("fp32", "tf32") else 2.0
-        volume = 4 * (wl.layers / plan.pp) * plan.micro_batch * wl.seq_len * wl.hidden * elem
-        tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link
+    if wl.is_transformer:
+        stage_layers = wl.layers / plan.pp
+        # Kernel launches and small ops: a fixed cost per layer and micro-batch, whatever the GPU.
+        per_micro += stage_layers * comm["layer_overhead_s"]
+        if plan.tp > 1:
+            # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
+            link = _link_gbs(spec, interconnect, plan.tp) * 1e9
+            elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+            volume = 4 * stage_layers * plan.micro_batch * wl.seq_len * wl.hidden * elem
+            tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * stage_layers * comm["collective_latency_s"]
     per_micro += tp_comm
     compute = micro_steps * per_micro
     if plan.pp > 1:
@@ -278,8 +302,27 @@ def _step_time(
     if nodes > 1:
         # Stragglers and synchronisation: throughput per GPU falls a little with every doubling of nodes.
         step *= 1.0 + comm["loss_per_node_doubling"] * math.log2(nodes)
-    samples = plan.global_batch
+    samples = micro_steps * plan.dp * plan.micro_batch
     return _Timing(step, compute, step - compute, flops * micro_steps * plan.tp * plan.pp * plan.dp, samples)
+
+
+def throughput_with_plan(
+    wl: Workload,
+    spec: GpuSpec,
+    precision: str,
+    plan: Plan,
+    *,
+    interconnect: str | None = None,
+    gpus_per_node: int = 8,
+    network_gbps: float | None = None,
+) -> float:
+    """Total throughput (workload units/s) of a given layout, ignoring memory: used to calibrate on published runs."""
+    link = interconnect or default_interconnect(spec)
+    if link in ("nvswitch", "nvlink") and not spec.nvlink_gbps:
+        link = "pcie"
+    network = network_gbps if network_gbps is not None else default_network_gbps(spec)
+    timing = _step_time(wl, spec, precision, plan, link, gpus_per_node, network)
+    return timing.samples_per_step / timing.step_s / wl.samples_per_unit
 
 
 # ---------------------------------------------------------------- layout search

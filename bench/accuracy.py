@@ -1,0 +1,85 @@
+"""Accuracy of the performance model on the published measurements (data/benchmarks.csv).
+
+    .venv/bin/python bench/accuracy.py
+
+Per workload family and overall: median and mean absolute percentage error in-sample, under leave-one-GPU-out
+and leave-one-source-out cross-validation (each held-out group is predicted by parameters fitted without it),
+the error on throughput ratios between GPUs for the same job, and the same for a naive baseline that scales a
+measurement of the same job on another GPU by the ratio of peak FLOPs. Needs numpy and scipy (dev dependencies).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from planner.perf import calibration
+from planner.perf.calibration import Benchmark, Errors
+from planner.perf.model import perf_params
+
+
+def _errors(rows: Sequence[Benchmark], predictions: dict[int, float], keep: Callable[[Benchmark], bool]) -> Errors:
+    return Errors.of([calibration.ape(p, rows[i].throughput_total) for i, p in predictions.items() if keep(rows[i])])
+
+
+def _cell(errors: Errors) -> str:
+    if errors.count == 0:
+        return f"{'n/a':>17}"
+    return f"{errors.median:6.1f} {errors.mean:6.1f} {errors.count:4d}"
+
+
+def main() -> None:
+    started = time.perf_counter()
+    rows = calibration.load_benchmarks()
+    params = perf_params()
+    in_sample = dict(enumerate(calibration.predict_with(params, rows)))
+    by_gpu = calibration.cross_validate(rows, params, lambda row: row.gpu.id)
+    by_source = calibration.cross_validate(rows, params, lambda row: row.source_name)
+    base_gpu = calibration.baseline_predictions(rows, lambda row: row.gpu.id)
+    base_source = calibration.baseline_predictions(rows, lambda row: row.source_name)
+    columns = {
+        "in-sample": in_sample,
+        "leave-GPU-out": by_gpu,
+        "leave-source-out": by_source,
+        "baseline GPU-out": base_gpu,
+        "baseline source-out": base_source,
+    }
+    groups: list[tuple[str, Callable[[Benchmark], bool]]] = [
+        (family, lambda row, f=family: row.family == f) for family in calibration.FAMILIES
+    ]
+    groups.append(("overall", lambda row: True))
+    print(
+        f"{len(rows)} measurements from {len({r.source_name for r in rows})} sources, {len({r.gpu.id for r in rows})} GPUs"
+    )
+    print("absolute percentage error: median mean count")
+    print(f"{'family':10s}" + "".join(f" | {name:>17s}" for name in columns))
+    for name, keep in groups:
+        print(f"{name:10s}" + "".join(f" | {_cell(_errors(rows, preds, keep))}" for preds in columns.values()))
+    print()
+    print("ratio error between GPUs for the same job (leave-one-GPU-out predictions vs baseline): median mean count")
+    for name, keep in groups:
+        model_ratio = Errors.of(calibration.ratio_errors(rows, {i: p for i, p in by_gpu.items() if keep(rows[i])}))
+        base_ratio = Errors.of(calibration.ratio_errors(rows, {i: p for i, p in base_gpu.items() if keep(rows[i])}))
+        print(f"{name:10s} | model {_cell(model_ratio)} | baseline {_cell(base_ratio)}")
+    print()
+    print("per held-out GPU (leave-one-GPU-out): median APE, rows")
+    for gpu in sorted({row.gpu.id for row in rows}):
+        errors = _errors(rows, by_gpu, lambda row, g=gpu: row.gpu.id == g)
+        baseline = _errors(rows, base_gpu, lambda row, g=gpu: row.gpu.id == g)
+        print(f"  {gpu:16s} model {errors.median:6.1f}% ({errors.count})   baseline {baseline.median:6.1f}%")
+    summary = {
+        "cv_gpu_median_ape": round(_errors(rows, by_gpu, lambda row: True).median, 2),
+        "cv_source_median_ape": round(_errors(rows, by_source, lambda row: True).median, 2),
+        "baseline_gpu_median_ape": round(_errors(rows, base_gpu, lambda row: True).median, 2),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

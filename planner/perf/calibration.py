@@ -1,0 +1,369 @@
+"""Calibration: the published measurements in ``data/benchmarks.csv``, the model's prediction for each, the fit of
+``data/perf_params.json`` and the cross-validated error report (used by ``scripts/fit_perf.py`` and
+``bench/accuracy.py``).
+
+Prediction is pure Python; fitting needs numpy and scipy (development dependencies), imported lazily.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planner._data import data_dir
+from planner.hardware import GpuSpec, gpu_table
+from planner.perf import model
+from planner.perf.workloads import Workload
+
+# benchmarks.csv columns, in order.
+COLUMNS = (
+    "source",
+    "source_date",
+    "source_row",
+    "workload",
+    "family",
+    "params",
+    "layers",
+    "hidden",
+    "heads",
+    "vocab",
+    "seq_len",
+    "mode",
+    "precision",
+    "gpu",
+    "gpus",
+    "nodes",
+    "gpus_per_node",
+    "interconnect",
+    "network_gbps",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "data_parallel",
+    "sharded",
+    "recompute",
+    "micro_batch",
+    "global_batch",
+    "throughput_total",
+    "throughput_per_gpu",
+    "throughput_unit",
+    "mfu_reported",
+    "use",
+    "excluded_reason",
+    "notes",
+)
+
+# Fitted coefficients: (section, key, lower bound, upper bound). Everything else in perf_params.json is fixed.
+FITTED: tuple[tuple[str, str, float, float], ...] = (
+    ("transformer", "peak_efficiency", 0.2, 0.95),
+    ("transformer", "hidden_half", 1.0, 4000.0),
+    ("transformer", "tokens_half", 1.0, 8000.0),
+    ("transformer", "bytes_per_activation", 1.0, 400.0),
+    ("transformer", "tf32_relative", 0.2, 1.5),
+    ("transformer", "fp32_relative", 0.2, 1.5),
+    ("transformer", "fp8_relative", 0.3, 1.0),
+    ("transformer", "vector_flops_per_flop", 1e-5, 0.1),
+    ("cnn", "peak_efficiency", 0.05, 0.95),
+    ("cnn", "vector_flops_per_flop", 1e-5, 0.5),
+    ("cnn", "batch_half", 0.1, 256.0),
+    ("cnn", "bytes_per_flop", 0.001, 2.0),
+    ("cnn", "tf32_relative", 0.1, 1.5),
+    ("cnn", "fp32_relative", 0.1, 2.0),
+    ("comm", "overlap", 0.0, 1.0),
+    ("comm", "pcie_efficiency", 0.05, 1.0),
+    ("comm", "loss_per_node_doubling", 0.0, 0.2),
+    ("comm", "layer_overhead_s", 1e-6, 5e-3),
+    ("comm", "collective_latency_s", 1e-6, 1e-3),
+)
+FAMILIES = ("cnn", "encoder", "decoder")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One published measurement, normalised: the workload, the layout it ran with and its throughput."""
+
+    source: str
+    source_date: str
+    source_row: int
+    workload: Workload
+    family: str
+    precision: str
+    gpu: GpuSpec
+    gpus: int
+    gpus_per_node: int
+    interconnect: str
+    network_gbps: float | None
+    plan: model.Plan
+    throughput_total: float
+    throughput_unit: str
+    use: bool
+    excluded_reason: str
+
+    @property
+    def source_name(self) -> str:
+        """The source repository without the file path (for leave-one-source-out)."""
+        return self.source.split(":")[0]
+
+    @property
+    def per_gpu(self) -> float:
+        return self.throughput_total / self.gpus
+
+
+def _int(value: str, default: int = 0) -> int:
+    return int(float(value)) if value.strip() else default
+
+
+def load_benchmarks(path: Path | None = None, *, used_only: bool = True) -> list[Benchmark]:
+    """Rows of ``data/benchmarks.csv`` (only those used for calibration unless ``used_only`` is False)."""
+    table = gpu_table()
+    rows: list[Benchmark] = []
+    with (path or data_dir() / "benchmarks.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            use = row["use"] == "true"
+            if used_only and not use:
+                continue
+            family = row["family"]
+            unit = row["throughput_unit"]
+            wl = Workload(
+                name=row["workload"],
+                kind="cnn" if family == "cnn" else family,
+                params=float(row["params"]),
+                layers=_int(row["layers"]),
+                hidden=_int(row["hidden"]),
+                heads=_int(row["heads"]),
+                vocab=_int(row["vocab"]),
+                seq_len=_int(row["seq_len"]),
+                work_unit=unit.split("/")[0],
+                mode=row["mode"],
+                flops_per_sample=model_flops_per_image(row["workload"]) if family == "cnn" else None,
+                activation_bytes_per_sample=None,
+            )
+            plan = model.Plan(
+                tp=_int(row["tensor_parallel"], 1),
+                pp=_int(row["pipeline_parallel"], 1),
+                dp=_int(row["data_parallel"], 1),
+                sharded=row["sharded"] == "true",
+                recompute=row["recompute"] == "true",
+                micro_batch=_int(row["micro_batch"], 1),
+                global_batch=_int(row["global_batch"], 1),
+            )
+            rows.append(
+                Benchmark(
+                    source=row["source"],
+                    source_date=row["source_date"],
+                    source_row=_int(row["source_row"]),
+                    workload=wl,
+                    family=family,
+                    precision=row["precision"],
+                    gpu=table[row["gpu"]],
+                    gpus=_int(row["gpus"]),
+                    gpus_per_node=_int(row["gpus_per_node"], 8),
+                    interconnect=row["interconnect"],
+                    network_gbps=float(row["network_gbps"]) if row["network_gbps"] else None,
+                    plan=plan,
+                    throughput_total=float(row["throughput_total"]),
+                    throughput_unit=unit,
+                    use=use,
+                    excluded_reason=row["excluded_reason"],
+                )
+            )
+    return rows
+
+
+def model_flops_per_image(workload: str) -> float:
+    """Training FLOPs per image of a CNN preset."""
+    from planner.perf.workloads import WORKLOADS
+
+    preset = WORKLOADS.get(workload)
+    if preset is None or preset.flops_per_sample is None:
+        raise ValueError(f"no FLOPs figure for CNN workload {workload!r}")
+    return preset.flops_per_sample
+
+
+def predict(row: Benchmark) -> float:
+    """The model's total throughput for the row's workload, GPU, precision and layout (current parameters)."""
+    return model.throughput_with_plan(
+        row.workload,
+        row.gpu,
+        row.precision,
+        row.plan,
+        interconnect=row.interconnect,
+        gpus_per_node=row.gpus_per_node,
+        network_gbps=row.network_gbps,
+    )
+
+
+def predict_with(params: dict[str, Any], rows: Sequence[Benchmark]) -> list[float]:
+    """Predictions for ``rows`` under ``params`` (restores the bundled parameters afterwards)."""
+    model.set_perf_params(params)
+    try:
+        return [predict(row) for row in rows]
+    finally:
+        model.set_perf_params(None)
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def _weights(rows: Sequence[Benchmark]) -> list[float]:
+    """Each (family, source) group weighs the same, so 1,440 vTrain rows do not drown 200 MosaicML ones."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for row in rows:
+        counts[(row.family, row.source_name)] += 1
+    return [1.0 / math.sqrt(counts[(row.family, row.source_name)]) for row in rows]
+
+
+def _apply(base: dict[str, Any], values: Iterable[float], names: Sequence[tuple[str, str, float, float]]) -> None:
+    for (section, key, _lo, _hi), value in zip(names, values, strict=True):
+        base[section][key] = float(value)
+
+
+def _active(rows: Sequence[Benchmark]) -> list[tuple[str, str, float, float]]:
+    """The coefficients the rows can inform (a held-out family or precision leaves its priors alone)."""
+    precisions = {(("cnn" if r.family == "cnn" else "transformer"), r.precision) for r in rows}
+    sections = {section for section, _ in precisions}
+    multi_gpu = any(r.gpus > 1 for r in rows)
+    pcie = any(r.gpus > 1 and r.interconnect == "pcie" for r in rows)
+    multi_node = any(r.gpus > r.gpus_per_node for r in rows)
+    active = []
+    for item in FITTED:
+        section, key = item[0], item[1]
+        if section in ("cnn", "transformer"):
+            if section not in sections:
+                continue
+            if key.endswith("_relative") and (section, key.removesuffix("_relative")) not in precisions:
+                continue
+        if key == "overlap" and not multi_gpu:
+            continue
+        if key == "pcie_efficiency" and not pcie:
+            continue
+        if key == "loss_per_node_doubling" and not multi_node:
+            continue
+        if key == "layer_overhead_s" and "transformer" not in sections:
+            continue
+        if key == "collective_latency_s" and not any(r.plan.tp > 1 for r in rows):
+            continue
+        active.append(item)
+    return active
+
+
+def fit(rows: Sequence[Benchmark], start: dict[str, Any]) -> dict[str, Any]:
+    """Least squares on weighted log errors; returns a new parameter set."""
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    params = copy.deepcopy(start)
+    names = _active(rows)
+    if not names:
+        return params
+    measured = np.log([row.throughput_total for row in rows])
+    weights = np.asarray(_weights(rows))
+    prior = np.log([start[s][k] for s, k, _lo, _hi in names])
+    lower = np.log([lo for _s, _k, lo, _hi in names])
+    upper = np.log([hi for _s, _k, _lo, hi in names])
+
+    def residuals(log_values: Any) -> Any:
+        _apply(params, np.exp(log_values), names)
+        predicted = np.log(predict_with(params, rows))
+        # A weak pull towards the physically motivated priors keeps unidentified coefficients sensible.
+        return np.concatenate([(predicted - measured) * weights, 0.01 * (log_values - prior)])
+
+    x0 = np.clip(prior, lower + 1e-9, upper - 1e-9)
+    result = least_squares(residuals, x0, bounds=(lower, upper), x_scale=1.0, diff_step=1e-3, max_nfev=400)
+    _apply(params, np.exp(result.x), names)
+    return params
+
+
+# ---------------------------------------------------------------- error report
+
+
+def ape(predicted: float, measured: float) -> float:
+    """Absolute percentage error."""
+    return abs(predicted - measured) / measured * 100.0
+
+
+@dataclass(frozen=True)
+class Errors:
+    """Median and mean absolute percentage error over ``count`` rows."""
+
+    median: float
+    mean: float
+    count: int
+
+    @staticmethod
+    def of(values: Sequence[float]) -> Errors:
+        if not values:
+            return Errors(math.nan, math.nan, 0)
+        return Errors(float(statistics.median(values)), float(statistics.fmean(values)), len(values))
+
+
+def cross_validate(
+    rows: Sequence[Benchmark], start: dict[str, Any], key: Callable[[Benchmark], str]
+) -> dict[int, float]:
+    """Hold out each group of ``key`` in turn, fit on the rest, predict the held-out rows: row index -> prediction."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        groups[key(row)].append(index)
+    predictions: dict[int, float] = {}
+    for members in groups.values():
+        held = set(members)
+        train = [row for index, row in enumerate(rows) if index not in held]
+        params = fit(train, start)
+        for index, value in zip(members, predict_with(params, [rows[i] for i in members]), strict=True):
+            predictions[index] = value
+    return predictions
+
+
+def config_key(row: Benchmark) -> tuple[Any, ...]:
+    """Rows measuring the same job on different GPUs share this key (for ratio errors and the baseline)."""
+    wl = row.workload
+    precision_class = "mixed" if row.precision in ("fp16", "bf16") else row.precision
+    if precision_class == "tf32":
+        precision_class = "fp32"
+    return (row.source_name, wl.name, wl.seq_len, wl.params, precision_class, row.gpus, row.plan.tp, row.plan.pp)
+
+
+def baseline_predictions(rows: Sequence[Benchmark], held_out: Callable[[Benchmark], str]) -> dict[int, float]:
+    """Naive baseline: the same job measured on another GPU (not in the held-out group), scaled by peak FLOPs."""
+    by_config: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        by_config[config_key(row)].append(index)
+    predictions: dict[int, float] = {}
+    for index, row in enumerate(rows):
+        refs = [rows[i] for i in by_config[config_key(row)] if held_out(rows[i]) != held_out(row)]
+        if not refs:
+            continue
+        estimates = [
+            ref.throughput_total * row.gpu.peak_tflops(row.precision) / ref.gpu.peak_tflops(ref.precision)
+            for ref in refs
+        ]
+        predictions[index] = float(statistics.median(estimates))
+    return predictions
+
+
+def ratio_errors(rows: Sequence[Benchmark], predictions: dict[int, float]) -> list[float]:
+    """Percentage error of predicted vs measured throughput ratios between GPUs for the same job."""
+    by_config: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        if index in predictions:
+            by_config[config_key(row)].append(index)
+    errors: list[float] = []
+    for members in by_config.values():
+        per_gpu: dict[str, list[int]] = defaultdict(list)
+        for index in members:
+            per_gpu[rows[index].gpu.id].append(index)
+        gpus = sorted(per_gpu)
+        for a_pos, gpu_a in enumerate(gpus):
+            for gpu_b in gpus[a_pos + 1 :]:
+                measured_a = statistics.median(rows[i].throughput_total for i in per_gpu[gpu_a])
+                measured_b = statistics.median(rows[i].throughput_total for i in per_gpu[gpu_b])
+                predicted_a = statistics.median(predictions[i] for i in per_gpu[gpu_a])
+                predicted_b = statistics.median(predictions[i] for i in per_gpu[gpu_b])
+                errors.append(ape(predicted_a / predicted_b, measured_a / measured_b))
+    return errors

@@ -1,0 +1,364 @@
+"""Rebuild ``data/benchmarks.csv`` from the published measurements and fit ``data/perf_params.json``.
+
+    .venv/bin/python scripts/fit_perf.py [--reference ../shared/reference/benchmarks] [--no-fit]
+
+The reference folder holds measurements exactly as published (Lambda deeplearning-benchmark, MosaicML llm-foundry,
+vTrain). This script normalises them into the project's schema (canonical GPU ids, per-GPU and total throughput in
+images/s, sequences/s or tokens/s, the parallel layout each run used), records why a row is not used, then fits the
+few coefficients of the model by weighted least squares on log errors (numpy + scipy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import math
+import re
+import statistics
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from planner.hardware import lookup  # noqa: E402
+from planner.perf import calibration  # noqa: E402
+from planner.perf.workloads import WORKLOADS  # noqa: E402
+
+# Physically motivated starting values (and the priors the fit is weakly pulled towards).
+PRIORS: dict[str, Any] = {
+    "version": 1,
+    "transformer": {
+        "peak_efficiency": 0.7,
+        "fp32_relative": 0.8,
+        "tf32_relative": 0.6,
+        "fp16_relative": 1.0,
+        "bf16_relative": 1.0,
+        "fp8_relative": 0.65,
+        "hidden_half": 200.0,
+        "tokens_half": 512.0,
+        "bytes_per_activation": 40.0,
+        "recompute_memory_share": 0.5,
+        "vector_flops_per_flop": 0.002,
+    },
+    "cnn": {
+        "peak_efficiency": 0.5,
+        "fp32_relative": 0.8,
+        "tf32_relative": 0.5,
+        "fp16_relative": 1.0,
+        "bf16_relative": 1.0,
+        "fp8_relative": 0.6,
+        "batch_half": 8.0,
+        "bytes_per_flop": 0.05,
+        "vector_flops_per_flop": 0.01,
+    },
+    "memory": {
+        "adam_bytes_per_param": 16.0,
+        "lora_trainable_fraction": 0.01,
+        "activation_bytes_per_token_hidden": 34.0,
+    },
+    "comm": {
+        "nvlink_efficiency": 0.75,
+        "pcie_efficiency": 0.5,
+        "network_efficiency": 0.8,
+        "gradient_bytes": 4.0,
+        "overlap": 0.8,
+        "loss_per_node_doubling": 0.02,
+        "layer_overhead_s": 2e-4,
+        "collective_latency_s": 3e-5,
+    },
+    # Average board power as a fraction of TDP when idle-waiting and when computing (nvidia-smi practice).
+    "power": {"idle_fraction": 0.3, "busy_fraction": 0.85},
+    "band": {"cnn": [0.15, 0.15], "transformer": [0.2, 0.2]},
+    "calibrated_architectures": [],
+    # Typical network per 8-GPU node: p3dn 100, p4d 400, p5/p6 3200 Gbps; PCIe-card instances about 100.
+    "network_gbps_by_architecture": {
+        "default": 400.0,
+        "pcie": 100.0,
+        "volta": 100.0,
+        "ampere": 400.0,
+        "hopper": 3200.0,
+        "blackwell": 3200.0,
+        "cdna3": 3200.0,
+    },
+}
+
+# MPT shapes (llm-foundry yamls): name -> (layers, hidden, heads).
+MPT_SHAPES = {
+    "mpt-125m": (12, 768, 12),
+    "mpt-350m": (24, 1024, 16),
+    "mpt-760m": (24, 1536, 12),
+    "mpt-1b": (24, 2048, 16),
+    "mpt-3b": (32, 2560, 20),
+    "mpt-7b": (32, 4096, 32),
+    "mpt-13b": (40, 5120, 40),
+    "mpt-30b": (48, 7168, 56),
+    "mpt-70b": (80, 8192, 64),
+}
+LAMBDA_WORKLOADS = {"resnet50": "resnet50", "bert-base": "bert-base", "bert-large": "bert-large"}
+
+
+def _canonical_gpu(label: str) -> tuple[str, str]:
+    """Canonical id for a reference GPU label, and a note when the label was incomplete."""
+    if label.startswith("A100 (SXM"):
+        return "A100-40GB", "A100 variant not stated by vTrain: assumed SXM4 40GB"
+    if label.startswith("V100-16GB"):
+        return "V100-16GB", "Lambda Cloud V100: SXM2 16GB assumed"
+    return lookup(label).spec.id, ""
+
+
+def _precision(text: str, gpu_id: str) -> str:
+    if "fp8" in text:
+        return "fp8"
+    if "bf16" in text:
+        return "bf16"
+    if text.startswith("fp32"):
+        # NGC containers run "fp32" as TF32 on Ampere and newer.
+        return "tf32" if lookup(gpu_id).spec.supports("tf32") else "fp32"
+    return "fp16"
+
+
+def _interconnect(text: str, gpus: int, gpu_id: str) -> str:
+    lowered = text.lower()
+    if "nvswitch" in lowered or "nvlink" in lowered or gpu_id.startswith("V100-16GB"):
+        return "nvswitch"
+    return "pcie" if gpus > 1 else ""
+
+
+def _grab(pattern: str, text: str, default: str = "") -> str:
+    found = re.search(pattern, text)
+    return found.group(1) if found else default
+
+
+def _lambda_row(row: dict[str, str]) -> dict[str, Any] | None:
+    workload = next((ours for key, ours in LAMBDA_WORKLOADS.items() if row["workload"].startswith(key)), None)
+    gpu_id, gpu_note = _canonical_gpu(row["gpu"])
+    gpus = int(row["num_gpus"])
+    out: dict[str, Any] = {
+        "gpu": gpu_id,
+        "gpus": gpus,
+        "nodes": 1,
+        "gpus_per_node": gpus,
+        "interconnect": _interconnect(row["interconnect"], gpus, gpu_id),
+        "precision": _precision(row["precision"], gpu_id),
+        "data_parallel": gpus,
+        "sharded": "false",
+        "recompute": "false",
+        "micro_batch": int(row["batch_per_gpu"]),
+        "global_batch": int(row["batch_per_gpu"]) * gpus,
+        "notes": "; ".join(
+            n
+            for n in ("PyTorch DDP, NVIDIA DLE scripts, NGC 22.09", _grab(r'label "([^"]+)"', row["notes"]), gpu_note)
+            if n
+        ),
+    }
+    unit = "images/s" if row["throughput_unit"] == "images/s" else "sequences/s"
+    if workload is None:
+        out.update(workload=row["workload"].split(" ")[0], family="other", throughput_unit=row["throughput_unit"])
+        out["excluded_reason"] = "no matching workload in the model (only ResNet-50 and BERT are modelled)"
+        return out
+    preset = WORKLOADS[workload]
+    out.update(
+        workload=workload,
+        family=preset.kind,
+        params=preset.params,
+        layers=preset.layers or "",
+        hidden=preset.hidden or "",
+        heads=preset.heads or "",
+        vocab=preset.vocab or "",
+        seq_len=int(row["seq_len_or_image_size"]) if preset.kind != "cnn" else "",
+        mode="finetune" if "fine-tune" in row["workload"] else "pretrain",
+        throughput_unit=unit,
+    )
+    return out
+
+
+def _mosaic_row(row: dict[str, str]) -> dict[str, Any]:
+    name = row["workload"].split(" ")[0]
+    layers, hidden, heads = MPT_SHAPES[name]
+    notes = row["notes"]
+    gpu_id, _ = _canonical_gpu(row["gpu"])
+    gpus = int(row["num_gpus"])
+    micro = int(_grab(r"micro-batch=(\d+)", notes, row["batch_per_gpu"]))
+    global_seq = int(_grab(r"global batch=(\d+) seq", notes, str(micro * gpus)))
+    network = _grab(r"(\d+) Gbps", row["interconnect"])
+    return {
+        "workload": name,
+        "family": "decoder",
+        "params": float(row["model_params"]),
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "vocab": 50368,
+        "seq_len": int(row["seq_len_or_image_size"]),
+        "mode": "pretrain",
+        "precision": _precision(row["precision"], gpu_id),
+        "gpu": gpu_id,
+        "gpus": gpus,
+        "nodes": int(float(row["num_nodes"])),
+        "gpus_per_node": 8,
+        "interconnect": "nvswitch",
+        # The H100 sections do not state the fabric; MosaicML's H100 clusters used 3200 Gbps InfiniBand.
+        "network_gbps": float(network) if network else 3200.0,
+        "data_parallel": gpus,
+        # SHARD_GRAD_OP (ZeRO-2) moves about what DDP moves; FULL_SHARD re-gathers weights every micro-batch.
+        "sharded": "true" if "FULL_SHARD" in notes else "false",
+        "recompute": "true" if "activation checkpointing=True" in notes else "false",
+        "micro_batch": micro,
+        "global_batch": global_seq,
+        "throughput_unit": "tokens/s",
+        "per_gpu_given": True,
+        "mfu_reported": float(row["mfu_if_given"]) / 100 if row["mfu_if_given"] else "",
+        "notes": "Composer + PyTorch FSDP, FlashAttention; " + _grab(r'section "([^"]+)"', notes),
+    }
+
+
+def _vtrain_row(row: dict[str, str]) -> dict[str, Any]:
+    notes = row["notes"]
+    hidden = int(_grab(r"hidden (\d+)", row["workload"]))
+    layers = int(_grab(r"(\d+) layers", row["workload"]))
+    heads = int(_grab(r"(\d+) heads", row["workload"]))
+    seq = int(row["seq_len_or_image_size"])
+    vocab = 50257  # GPT-2 tokenizer used by Megatron-DeepSpeed examples
+    gpu_id, gpu_note = _canonical_gpu(row["gpu"])
+    global_batch = int(_grab(r"global batch (\d+)", notes))
+    return {
+        "workload": f"gpt-l{layers}-h{hidden}",
+        "family": "decoder",
+        "params": 12.0 * layers * hidden * hidden + vocab * hidden + seq * hidden,
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "vocab": vocab,
+        "seq_len": seq,
+        "mode": "pretrain",
+        "precision": "fp16",
+        "gpu": gpu_id,
+        "gpus": int(row["num_gpus"]),
+        "nodes": 1,
+        "gpus_per_node": int(row["num_gpus"]),
+        "interconnect": "nvswitch",
+        "tensor_parallel": int(_grab(r"TP=(\d+)", notes)),
+        "pipeline_parallel": int(_grab(r"PP=(\d+)", notes)),
+        "data_parallel": int(_grab(r"DP=(\d+)", notes)),
+        "sharded": "false",
+        "recompute": "true" if "activation checkpointing" in notes else "false",
+        "micro_batch": int(_grab(r"micro-batch (\d+)", notes)),
+        "global_batch": global_batch,
+        "throughput_unit": "tokens/s",
+        "iteration_ms": float(row["throughput"]),
+        "notes": "Megatron-DeepSpeed; " + gpu_note,
+    }
+
+
+def build_rows(reference: Path) -> list[dict[str, Any]]:
+    """Every reference measurement in the project's schema, with use=false and the reason where excluded."""
+    out: list[dict[str, Any]] = []
+    with (reference / "measurements.csv").open(newline="", encoding="utf-8") as handle:
+        for index, row in enumerate(csv.DictReader(handle), start=2):
+            source = row["source"]
+            if source.startswith("lambdal"):
+                built = _lambda_row(row)
+            elif source.startswith("mosaicml"):
+                built = _mosaic_row(row)
+            elif source.startswith("VIA-Research"):
+                built = _vtrain_row(row)
+            else:
+                continue
+            if built is None:
+                continue
+            value = float(row["throughput"])
+            gpus = int(built["gpus"])
+            if "iteration_ms" in built:
+                total = built["global_batch"] * built["seq_len"] / (built.pop("iteration_ms") / 1000.0)
+            elif built.pop("per_gpu_given", False):
+                total = value * gpus
+            else:
+                total = value
+            reason = built.pop("excluded_reason", "")
+            if "implausible" in row["notes"].lower():
+                reason = "flagged implausible in the source notes: " + _grab(r"QUALITY: ([^;]+)", row["notes"], "")
+            built.update(
+                source=source,
+                source_date=row["source_date"],
+                source_row=index,
+                throughput_total=round(total, 3),
+                throughput_per_gpu=round(total / gpus, 3),
+                use="false" if reason else "true",
+                excluded_reason=reason,
+            )
+            built.setdefault("tensor_parallel", 1)
+            built.setdefault("pipeline_parallel", 1)
+            out.append(built)
+    return out
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=calibration.COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({column: row.get(column, "") for column in calibration.COLUMNS})
+
+
+def _band(rows: list[calibration.Benchmark], predictions: dict[int, float], family: str) -> list[float]:
+    """Low/high band: the 80th percentile of cross-validated under- and over-prediction for the family."""
+    selected = [i for i, row in enumerate(rows) if (row.family == "cnn") == (family == "cnn") and i in predictions]
+    over = sorted(max(0.0, predictions[i] / rows[i].throughput_total - 1.0) for i in selected)
+    under = sorted(max(0.0, 1.0 - predictions[i] / rows[i].throughput_total) for i in selected)
+    if not selected:
+        return [0.25, 0.25]
+
+    def p80(values: list[float]) -> float:
+        return round(max(0.08, values[int(0.8 * (len(values) - 1))]), 3)
+
+    # Low side: the model over-predicts (measured below the estimate); high side: under-predicts.
+    return [p80(over), p80(under)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference" / "benchmarks")
+    parser.add_argument("--no-fit", action="store_true", help="Only rebuild data/benchmarks.csv.")
+    args = parser.parse_args()
+    if not (args.reference / "measurements.csv").is_file():
+        parser.error(f"--reference {args.reference}: no measurements.csv there")
+    built = build_rows(args.reference)
+    write_rows(built, ROOT / "data" / "benchmarks.csv")
+    used = [r for r in built if r["use"] == "true"]
+    print(f"data/benchmarks.csv: {len(built)} rows, {len(used)} used for calibration", file=sys.stderr)
+    if args.no_fit:
+        return
+    rows = calibration.load_benchmarks(ROOT / "data" / "benchmarks.csv")
+    params = calibration.fit(rows, PRIORS)
+    predictions = calibration.cross_validate(rows, params, lambda row: row.gpu.id)
+    params["band"] = {"cnn": _band(rows, predictions, "cnn"), "transformer": _band(rows, predictions, "transformer")}
+    params["calibrated_architectures"] = sorted({row.gpu.architecture for row in rows})
+    params["fitted_on"] = {
+        "rows": len(rows),
+        "sources": sorted({row.source_name for row in rows}),
+        "fitted_at": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "in_sample_median_ape": round(
+            statistics.median(
+                calibration.ape(p, r.throughput_total)
+                for p, r in zip(calibration.predict_with(params, rows), rows, strict=True)
+            ),
+            2,
+        ),
+    }
+    for section in ("transformer", "cnn", "comm"):
+        params[section] = {
+            k: (round(v, 5) if isinstance(v, float) and math.isfinite(v) else v) for k, v in params[section].items()
+        }
+    (ROOT / "data" / "perf_params.json").write_text(
+        json.dumps(copy.deepcopy(params), indent=2) + "\n", encoding="utf-8"
+    )
+    print(json.dumps({k: params[k] for k in ("transformer", "cnn", "comm", "band", "fitted_on")}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
