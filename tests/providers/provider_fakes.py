@@ -279,3 +279,91 @@ class PricingEndpoint:
         terms = {f["Field"]: f["Value"] for f in payload["Filters"]}
         items = self.prices.get((terms["instanceType"], terms["regionCode"]), [])
         return self._reply(200, {"FormatVersion": "aws_v1", "PriceList": items})
+
+
+# -- Google Cloud -----------------------------------------------------------------------------------
+class FakeComputeList:
+    """A MachineTypesClient / AcceleratorTypesClient double: real proto-plus messages behind the SDK's real pager.
+
+    ``faults`` are exceptions raised by the next calls, before the answer.
+    """
+
+    def __init__(self, kind: str, payload: dict[str, Any], faults: list[BaseException] | None = None) -> None:
+        from google.cloud import compute_v1
+
+        self.kind = kind
+        self.payload = payload
+        self.faults = list(faults or [])
+        self.calls = 0
+        if kind == "machine_types":
+            from google.cloud.compute_v1.services.machine_types import pagers
+
+            self._message, self._request, self._pager = (
+                compute_v1.MachineTypeAggregatedList,
+                compute_v1.AggregatedListMachineTypesRequest,
+                pagers.AggregatedListPager,
+            )
+        else:
+            from google.cloud.compute_v1.services.accelerator_types import pagers as accelerator_pagers
+
+            self._message, self._request, self._pager = (
+                compute_v1.AcceleratorTypeAggregatedList,
+                compute_v1.AggregatedListAcceleratorTypesRequest,
+                accelerator_pagers.AggregatedListPager,
+            )
+
+    def aggregated_list(self, *, project: str, timeout: float | None = None, **_: Any) -> Any:
+        self.calls += 1
+        if self.faults:
+            raise self.faults.pop(0)
+        response = self._message.from_json(json.dumps(self.payload), ignore_unknown_fields=True)
+        return self._pager(method=self._fail_next_page, request=self._request(project=project), response=response)
+
+    @staticmethod
+    def _fail_next_page(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the fixture is one page")
+
+
+class FakeCatalog:
+    """A CloudCatalogClient double: pages of real ``ListSkusResponse`` messages behind the SDK's ListSkusPager."""
+
+    def __init__(self, pages: list[dict[str, Any]], faults: list[BaseException] | None = None) -> None:
+        from google.cloud import billing_v1
+
+        self.pages = [billing_v1.ListSkusResponse.from_json(json.dumps(p), ignore_unknown_fields=True) for p in pages]
+        self.faults = list(faults or [])
+        self.page_requests: list[str] = []
+        self.calls = 0
+
+    def _page(self, request: Any, **_: Any) -> Any:
+        self.page_requests.append(request.page_token)
+        index = int(request.page_token.rsplit("-", 1)[-1]) - 1 if request.page_token else 0
+        return self.pages[index]
+
+    def list_skus(self, *, parent: str, timeout: float | None = None, **_: Any) -> Any:
+        from google.cloud import billing_v1
+        from google.cloud.billing_v1.services.cloud_catalog import pagers
+
+        self.calls += 1
+        if self.faults:
+            raise self.faults.pop(0)
+        request = billing_v1.ListSkusRequest(parent=parent)
+        return pagers.ListSkusPager(method=self._page, request=request, response=self._page(request))
+
+
+def gcp_provider(
+    machine_faults: list[BaseException] | None = None,
+    sku_faults: list[BaseException] | None = None,
+    sku_pages: list[dict[str, Any]] | None = None,
+) -> Any:
+    """A GcpProvider on fakes built from tests/data/providers, with a fast real google-api-core Retry."""
+    from planner.providers.gcp import GcpProvider, default_retry
+
+    return GcpProvider(
+        FakeComputeList("machine_types", load("gcp_machine_types.json"), machine_faults),
+        FakeComputeList("accelerator_types", load("gcp_accelerator_types.json")),
+        FakeCatalog(sku_pages if sku_pages is not None else load("gcp_skus_pages.json")["pages"], sku_faults),
+        project="test-project",
+        retry=default_retry(initial_s=0.001, maximum_s=0.002, deadline_s=5),
+        now=lambda: NOW,
+    )
