@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from planner.ui.catalog_page import render_catalog_page
-from planner.ui.estimate_page import render_estimate_page
-from planner.ui.plan_page import render_plan_page
+PAGES = Path(__file__).resolve().parent / "planner" / "ui" / "pages"
 
 st.set_page_config(page_title="gpu-planner", layout="wide")
-pages = [
-    st.Page(render_plan_page, title="Plan a training run", url_path="plan", default=True),
-    st.Page(render_estimate_page, title="Estimate", url_path="estimate"),
-    st.Page(render_catalog_page, title="Catalog", url_path="catalog"),
-]
-st.navigation(pages).run()
+navigation = st.navigation(
+    [
+        st.Page(PAGES / "plan.py", title="Plan a training run", url_path="plan", default=True),
+        st.Page(PAGES / "estimate.py", title="Estimate", url_path="estimate"),
+        st.Page(PAGES / "catalog.py", title="Catalog", url_path="catalog"),
+    ]
+)
+navigation.run()

@@ -66,16 +66,21 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
                 "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
-def test_catalog_page_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
+def test_plan_and_catalog_pages_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(app_url, wait_until="domcontentloaded")
+            page.get_by_role("button", name="Rank offerings").click(timeout=60_000)
+            page.get_by_text("Best option").wait_for(timeout=60_000)
+            assert page.get_by_text(re.compile(r"^\$[\d,]+$")).count() >= 1  # the cost per run
+            page.get_by_text(re.compile(r"\d+ options, \d+ on the cost/time Pareto front")).wait_for()
+            page.screenshot(path=str(tmp_path / "plan.png"), full_page=True)
+            page.goto(app_url + "/catalog", wait_until="domcontentloaded")
             page.get_by_text("Catalog freshness").wait_for(timeout=60_000)
             page.get_by_text(re.compile(r"^\d+ offerings$")).wait_for(timeout=30_000)
-            page.screenshot(path=str(tmp_path / "catalog.png"))
         finally:
             browser.close()
