@@ -99,11 +99,16 @@ def render_plan_page() -> None:
     else:
         table = result.table
         best = table.iloc[0]
+        gpus = int(best["gpus_per_node"] * best["nodes"]) if best["gpus_per_node"] >= 1 else best["gpus_per_node"]
+        st.success(
+            f"**Best option ({args['by']}):** {best['provider']} `{best['instance_type']}` x{int(best['nodes'])} "
+            f"in {best['region']}, {best['pricing']}: {gpus} x {best['gpu']}"
+        )
         cols = st.columns(4)
-        cols[0].metric("Best option", f"{best['instance_type']} x{int(best['nodes'])}")
-        cols[1].metric("Cost per run", f"${best['cost_usd']:,.0f}")
-        cols[2].metric("Time to solution", f"{best['time_to_solution_hours']:,.1f} h")
-        cols[3].metric("Where", f"{best['provider']} {best['region']} ({best['pricing']})")
+        cols[0].metric("Cost per run", f"${best['cost_usd']:,.0f}")
+        cols[1].metric("Time to solution", f"{best['time_to_solution_hours']:,.1f} h")
+        cols[2].metric("Price per hour", f"${best['price_usd_per_hour'] * best['nodes']:,.2f}")
+        cols[3].metric("Cost range", f"${best['cost_low_usd']:,.0f}-{best['cost_high_usd']:,.0f}")
         st.subheader(f"{len(table)} options, {int(table['pareto'].sum())} on the cost/time Pareto front")
         st.altair_chart(_chart(table), use_container_width=True)
         st.dataframe(table[[c for c in SHOWN_COLUMNS if c in table.columns]], hide_index=True)
