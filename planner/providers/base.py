@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
+from planner.catalog.families import FamilyFacts
 from planner.catalog.schema import COLUMN_NAMES
 from planner.catalog.validate import Rejected
 from planner.errors import MissingExtra, UnknownGpuError
@@ -170,16 +171,14 @@ def chunks(items: Sequence[T], size: int) -> Iterable[list[T]]:
         yield list(items[start : start + size])
 
 
-def family_facts(provider: str, instance_type: str) -> Any:
+def family_facts(provider: str, instance_type: str) -> FamilyFacts | None:
     """The bundled facts about an instance family (GPU, interconnect, network, availability), or None."""
-    try:
-        from planner.catalog.families import family_facts as lookup_family
-    except ModuleNotFoundError:  # the families table lands with the bundled catalog
-        return None
+    from planner.catalog.families import family_facts as lookup_family
+
     return lookup_family(provider, instance_type)
 
 
-def apply_family(row: dict[str, Any], facts: Any) -> None:
+def apply_family(row: dict[str, Any], facts: FamilyFacts | None) -> None:
     """Fill interconnect, network and availability from the family table; PCIe when the family is unknown."""
     if facts is not None:
         row["interconnect"] = row.get("interconnect") or facts.interconnect

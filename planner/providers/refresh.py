@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from planner.catalog.store import CatalogStore
-from planner.catalog.validate import Rejected
+from planner.catalog.validate import Rejected, validate_rows
 from planner.errors import CatalogError, InputError, MissingCredentials, MissingExtra, PlannerError
 from planner.providers import provider_class, provider_names
 from planner.providers.base import (
@@ -190,10 +190,8 @@ def regions_for(provider: str, regions: Sequence[str] | None) -> list[str] | Non
 
 def _correct(rows: list[dict[str, Any]], provider: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
     """Per-SKU quirks from data/corrections.csv (never if-chains in the adapters)."""
-    try:
-        from planner.catalog.corrections import apply_corrections
-    except ModuleNotFoundError:  # the corrections table lands with the bundled catalog
-        return rows, []
+    from planner.catalog.corrections import apply_corrections
+
     return apply_corrections(rows, provider)
 
 
@@ -223,14 +221,7 @@ def refresh_provider(
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
     rows, excluded = _correct(result.rows, name)
-    refreshed = {r for r in result.regions if r not in {f.region for f in result.failures}}
-    carried = []
-    for row in _previous_rows(store, name):
-        # Offerings of regions not refreshed now keep their previous prices and dates.
-        if row["region"] not in refreshed:
-            add_flag(row, "carried_over")
-            carried.append(row)
-    as_of = datetime.now(UTC).isoformat(timespec="seconds")
+    checked = validate_rows(rows)
     base = ProviderReport(
         name,
         regions=tuple(result.regions),
@@ -238,27 +229,35 @@ def refresh_provider(
         notes=tuple(result.notes),
         seconds=time.monotonic() - started,
     )
-    rejected = [*result.rejected, *excluded]
-    if not rows:
-        why = f"{name}: refresh produced no offering"
+    rejected = [*result.rejected, *excluded, *checked.rejected]
+    if not checked.accepted:
+        why = f"{name}: refresh produced no valid offering"
         if result.failures:
             why += f" ({len(result.failures)} of {len(result.regions)} regions failed)"
         return _replace(base, error=why + "; kept the previous catalog", rejected=tuple(rejected))
+    refreshed = set(result.regions) - {f.region for f in result.failures}
+    fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
+    unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *checked.rejected]}
+    carried = []
+    for row in _previous_rows(store, name):
+        # Offerings of regions not refreshed now, or whose new row was unreadable, keep their previous prices.
+        key = (row["instance_type"], row["region"], row["zone"])
+        if key not in fresh and (row["region"] not in refreshed or key[:2] in unreadable):
+            add_flag(row, "carried_over")
+            carried.append(row)
+    as_of = datetime.now(UTC).isoformat(timespec="seconds")
     try:
-        written = store.write_snapshot(name, [*rows, *carried], source=provider.source, as_of=as_of, kind="live")
+        written = store.write_snapshot(
+            name, [*checked.accepted, *carried], source=provider.source, as_of=as_of, kind="live"
+        )
     except CatalogError as exc:
         return _replace(base, error=str(exc), rejected=tuple(rejected))
-    if written is None:  # only_if_stale is not used here; kept for the type checker
+    if written is None:  # only with only_if_stale, which a live refresh does not use
         return _replace(base, error=f"{name}: the store did not take the snapshot")
-    carried_keys = {(r["instance_type"], r["region"], r["zone"]) for r in carried}
-    written_rows = written.snapshot.row_count
-    carried_written = sum(
-        1 for r in written.rejected if (r.instance_type, r.region, r.zone) in carried_keys
-    )  # rejected carried rows are counted among the rejected
     return _replace(
         base,
-        rows_written=written_rows - (len(carried) - carried_written),
-        carried_over=len(carried) - carried_written,
+        rows_written=len(checked.accepted),
+        carried_over=written.snapshot.row_count - len(checked.accepted),
         rejected=tuple(rejected + written.rejected),
         snapshot_id=written.snapshot.id,
         seconds=time.monotonic() - started,

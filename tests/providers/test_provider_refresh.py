@@ -1,0 +1,318 @@
+"""Refresh orchestration: one snapshot per provider, partial failures keep what was there, reports say why."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factories import make_offer
+
+from planner.catalog.store import CatalogStore
+from planner.errors import MissingCredentials, MissingExtra
+from planner.providers.base import FetchResult, ProgressHook, Provider, RegionFailure
+from planner.providers.refresh import refresh, regions_for
+
+REPO = Path(__file__).resolve().parents[2]
+OLD = "2026-01-01T00:00:00+00:00"
+
+
+class ScriptedProvider(Provider):
+    """A provider whose fetch returns prepared rows and failures, or raises."""
+
+    name = "aws"
+    extra = "aws"
+    credentials_hint = "aws: set it up"
+
+    def __init__(
+        self,
+        name: str,
+        rows: list[dict[str, Any]],
+        failures: Sequence[RegionFailure] = (),
+        error: Exception | None = None,
+    ) -> None:
+        self.name = name  # type: ignore[misc]
+        self._rows = rows
+        self._failures = list(failures)
+        self._error = error
+        self.asked: Sequence[str] | None = None
+
+    @classmethod
+    def from_environment(cls, **options: Any) -> Provider:
+        raise NotImplementedError
+
+    def fetch(self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None) -> FetchResult:
+        self.asked = regions
+        if self._error is not None:
+            raise self._error
+        found = sorted({r["region"] for r in self._rows} | {f.region for f in self._failures})
+        return FetchResult(
+            rows=[dict(r) for r in self._rows], failures=list(self._failures), regions=list(regions or found)
+        )
+
+    @property
+    def source(self) -> str:
+        return f"scripted {self.name}"
+
+
+def _store(tmp_path: Path) -> CatalogStore:
+    store = CatalogStore(tmp_path / "catalog.sqlite", seed=False)
+    store.write_snapshot(
+        "aws",
+        [
+            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=50.0, as_of=OLD),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=60.0, as_of=OLD),
+        ],
+        source="previous",
+        as_of=OLD,
+    )
+    store.write_snapshot(
+        "gcp",
+        [make_offer(provider="gcp", region="us-central1", zone="", spot_interruption=None)],
+        source="previous",
+        as_of=OLD,
+    )
+    return store
+
+
+def _current(store: CatalogStore, provider: str) -> dict[tuple[str, str], float]:
+    frame = store.read_current()
+    frame = frame[frame["provider"] == provider]
+    return {(r.region, r.zone): float(r.price_usd_per_hour) for r in frame.itertuples()}
+
+
+def test_all_providers_refresh(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider(
+        "aws",
+        [
+            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=51.0),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=61.0),
+        ],
+    )
+    gcp = ScriptedProvider(
+        "gcp",
+        [make_offer(provider="gcp", region="us-central1", zone="", price_usd_per_hour=40.0, spot_interruption=None)],
+    )
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, progress=False)
+    assert report.exit_code == 0
+    assert _current(store, "aws") == {("us-east-1", "use1-az1"): 51.0, ("eu-west-1", "euw1-az1"): 61.0}
+    assert report["aws"].rows_written == 2 and report["aws"].carried_over == 0
+    assert [s.kind for s in store.current_snapshots()] == ["live", "live"]
+    assert "aws: 2 offerings from 2/2 regions; 0 rows rejected" in report.summary()
+
+
+def test_missing_credentials_for_one_provider_others_still_refresh(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    hint = "aws: no usable credentials; set AWS_PROFILE (after `aws configure` or `aws sso login`) or AWS_ACCESS_KEY_ID"
+    aws = ScriptedProvider("aws", [], error=MissingCredentials(hint))
+    gcp = ScriptedProvider(
+        "gcp",
+        [make_offer(provider="gcp", region="us-central1", zone="", price_usd_per_hour=40.0, spot_interruption=None)],
+    )
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, progress=False)
+    assert report.exit_code == 3
+    assert report["aws"].error == hint
+    assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
+    assert _current(store, "gcp") == {("us-central1", ""): 40.0}
+    lines = report.summary().splitlines()
+    assert f"aws: not refreshed, kept the previous catalog: {hint}" in lines
+
+
+def test_missing_extra_names_the_pip_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store(tmp_path)
+    monkeypatch.setitem(sys.modules, "boto3", None)  # as if the aws extra were not installed
+    report = refresh("aws", store=store, progress=False)
+    assert report.exit_code == 1
+    assert report["aws"].error == "aws: the boto3 package is not installed; run: pip install 'gpu-planner[aws]'"
+    assert isinstance(MissingExtra(report["aws"].error), MissingExtra)
+
+
+def test_failed_region_keeps_its_previous_rows(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider(
+        "aws",
+        [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=52.0)],
+        failures=[RegionFailure("eu-west-1", "ReadTimeoutError: Read timeout on endpoint URL")],
+    )
+    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    assert report.exit_code == 3
+    assert _current(store, "aws") == {("us-east-1", "use1-az1"): 52.0, ("eu-west-1", "euw1-az1"): 60.0}
+    frame = store.read_current()
+    kept = frame[(frame["provider"] == "aws") & (frame["region"] == "eu-west-1")].iloc[0]
+    assert kept["as_of"] == OLD and "carried_over" in kept["flags"]
+    assert (report["aws"].rows_written, report["aws"].carried_over) == (1, 1)
+    assert "  region eu-west-1 failed: ReadTimeoutError: Read timeout on endpoint URL" in report.summary()
+
+
+def test_region_subset_leaves_other_regions_alone(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=49.0)])
+    report = refresh("all", regions=["us-east-1"], store=store, clients={"aws": aws}, progress=False)
+    assert aws.asked == ["us-east-1"]
+    assert report.exit_code == 0
+    assert _current(store, "aws") == {("us-east-1", "use1-az1"): 49.0, ("eu-west-1", "euw1-az1"): 60.0}
+    assert report["gcp"].notes == ("no gcp region among us-east-1",)
+    assert not report["gcp"].written
+
+
+def test_implausible_rows_are_rejected_one_by_one_and_reported(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider(
+        "aws",
+        [
+            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=53.0),
+            make_offer(region="us-east-1", zone="use1-az2", price_usd_per_hour=-53.0),
+            make_offer(region="us-east-1", zone="use1-az3", spot_price_usd_per_hour=0.00001),
+            make_offer(
+                instance_type="g5.xlarge",
+                gpu="A10G",
+                gpu_memory_gib=22.35,
+                gpu_count=0,
+                region="us-east-1",
+                zone="use1-az1",
+                price_usd_per_hour=1.0,
+            ),
+        ],
+    )
+    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    reasons = {(r.instance_type, r.zone): r.reason for r in report["aws"].rejected}
+    assert "price_usd_per_hour must be positive" in reasons[("p5.48xlarge", "use1-az2")]
+    assert "implausibly low" in reasons[("p5.48xlarge", "use1-az3")]
+    assert "gpu_count must be positive" in reasons[("g5.xlarge", "use1-az1")]
+    assert report["aws"].rows_written == 1
+    summary = report.summary()
+    assert (
+        "3 rows rejected" in summary
+        and "rejected aws g5.xlarge us-east-1/use1-az1: gpu_count must be positive" in summary
+    )
+
+
+def test_nothing_valid_keeps_the_previous_snapshot(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-1.0)])
+    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    assert report.exit_code == 1
+    assert "kept the previous catalog" in (report["aws"].error or "")
+    assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
+
+
+def test_every_region_failing_is_an_error_not_an_empty_catalog(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider(
+        "aws", [], failures=[RegionFailure("us-east-1", "HTTP 503"), RegionFailure("eu-west-1", "HTTP 503")]
+    )
+    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    assert (
+        report["aws"].error
+        == "aws: refresh produced no valid offering (2 of 2 regions failed); kept the previous catalog"
+    )
+    assert len(store.snapshots("aws")) == 1
+
+
+def test_unexpected_exception_in_one_provider_is_contained(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider("aws", [], error=KeyError("GpuInfo"))
+    gcp = ScriptedProvider(
+        "gcp",
+        [make_offer(provider="gcp", region="us-central1", zone="", price_usd_per_hour=41.0, spot_interruption=None)],
+    )
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, progress=False)
+    assert report["aws"].error == "aws: KeyError: 'GpuInfo'"
+    assert report["gcp"].written and report.exit_code == 3
+
+
+def test_regions_go_to_the_cloud_they_belong_to() -> None:
+    regions = ["us-east-1", "us-central1", "eastus2", "europe-west4", "ap-southeast-2", "westeurope"]
+    assert regions_for("aws", regions) == ["us-east-1", "ap-southeast-2"]
+    assert regions_for("gcp", regions) == ["us-central1", "europe-west4"]
+    assert regions_for("azure", regions) == ["eastus2", "westeurope"]
+    assert regions_for("aws", None) is None
+
+
+_KILLED_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from planner.catalog.store import CatalogStore
+    from planner.providers.base import FetchResult, Provider
+    from planner.providers.refresh import refresh
+    from factories import make_offer
+
+    class Pausing:
+        # The store's connection, except that it stops inside the write transaction, after the rows went in.
+        def __init__(self, db):
+            self._db = db
+        def __getattr__(self, name):
+            return getattr(self._db, name)
+        def executemany(self, *args):
+            result = self._db.executemany(*args)
+            print("writing", flush=True)
+            time.sleep(60)
+            return result
+
+    class Big(Provider):
+        name = "aws"
+        extra = "aws"
+        credentials_hint = ""
+        @classmethod
+        def from_environment(cls, **options):
+            return cls()
+        @property
+        def source(self):
+            return "killed"
+        def fetch(self, regions=None, *, progress=None):
+            rows = [make_offer(zone=f"use1-az{i}", price_usd_per_hour=70.0 + i) for i in range(500)]
+            return FetchResult(rows=rows, regions=["us-east-1"])
+
+    store = CatalogStore(sys.argv[1], seed=False)
+    store._db = Pausing(store._db)
+    refresh("aws", store=store, clients={"aws": Big()}, progress=False)
+    """
+)
+
+
+def test_kill_during_the_store_write_leaves_the_previous_snapshot(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.close()
+    script = tmp_path / "killed_refresh.py"
+    script.write_text(_KILLED_WRITER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "catalog.sqlite")],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])},
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    line = b""
+    while time.monotonic() < deadline and b"writing" not in line:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+    assert b"writing" in line, "the refresh never reached its store write"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with CatalogStore(tmp_path / "catalog.sqlite", seed=False) as reopened:
+        assert {s.provider: s.source for s in reopened.current_snapshots()} == {"aws": "previous", "gcp": "previous"}
+        assert _current(reopened, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
+        assert reopened._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider(
+        "aws",
+        [
+            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-50.0),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=62.0),
+        ],
+    )
+    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 62.0}
+    assert (report["aws"].rows_written, report["aws"].carried_over, len(report["aws"].rejected)) == (1, 1, 1)
