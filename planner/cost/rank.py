@@ -101,7 +101,7 @@ class RankResult:
 
     def cost_lines(self, rank: int) -> list[CostLine]:
         """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""
-        matches = (self.table["rank"] == rank).to_numpy().nonzero()[0]
+        matches = (self.table["rank"] == rank).fillna(False).to_numpy(dtype=bool).nonzero()[0]
         if len(matches) == 0:
             raise InputError(f"no option ranked {rank}; ranks run from 1 to {len(self.table)}")
         row = self.details.iloc[int(matches[0])]

@@ -1,0 +1,154 @@
+"""`gpuplan rank` and `gpuplan compare` end to end on a small stored catalog, with the real performance model."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from factories import make_offer
+
+from planner.catalog.store import CatalogStore
+from planner.cli.main import main
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def stored(isolated_store: Path) -> Path:
+    """Live snapshots of three clouds (so the bundled one is not seeded), one with a formula-looking name."""
+    rows = {
+        "aws": [
+            make_offer(),
+            make_offer(instance_type="p4d.24xlarge", gpu="A100-40GB", gpu_memory_gib=40.0, network_gbps=400.0,
+                       price_usd_per_hour=21.96, spot_price_usd_per_hour=9.0, spot_interruption=">20%"),
+            make_offer(instance_type="g6.xlarge", gpu="L4", gpu_count=1, gpu_memory_gib=22.0, vcpus=4, ram_gib=16,
+                       interconnect="pcie", network_gbps=10.0, price_usd_per_hour=0.805,
+                       spot_price_usd_per_hour=0.3),
+        ],
+        "gcp": [
+            make_offer(provider="gcp", instance_type="a3-highgpu-8g", region="us-central1", zone="",
+                       host_price_usd_per_hour=10.0, gpu_price_usd_per_hour=78.0, price_usd_per_hour=88.0,
+                       spot_price_usd_per_hour=None, spot_interruption=None),
+        ],
+        "azure": [
+            make_offer(provider="azure", instance_type="=HYPERLINK(1)", region="eastus", zone="", gpu="H100-NVL",
+                       gpu_memory_gib=94, gpu_count=2, price_usd_per_hour=13.96, spot_price_usd_per_hour=None,
+                       spot_interruption=None, interconnect="nvlink", network_gbps=None),
+        ],
+    }  # fmt: skip
+    with CatalogStore(seed=False) as store:
+        for provider, provider_rows in rows.items():
+            store.write_snapshot(
+                provider, provider_rows, source=f"fixture-{provider}", as_of="2026-11-01T00:00:00+00:00"
+            )
+    return isolated_store
+
+
+JOB = ["--workload", "llama-3-8b", "--tokens", "2e9"]
+
+
+def test_rank_csv_keeps_numbers_and_escapes_formulas(
+    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = run(["rank", *JOB, "--format", "csv"], capsys, monkeypatch)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [int(r["rank"]) for r in rows] == list(range(1, len(rows) + 1))
+    costs = [float(r["cost_usd"]) for r in rows]
+    assert costs == sorted(costs)
+    assert "'=HYPERLINK(1)" in {r["instance_type"] for r in rows}
+    assert not any(r["instance_type"].startswith("=") for r in rows)
+
+
+def test_rank_json_has_options_exclusions_and_assumptions(
+    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = run(["rank", *JOB, "--format", "json", "--top", "2", "--by", "time"], capsys, monkeypatch)
+    assert code == 0
+    payload = json.loads(out)
+    assert len(payload["options"]) == 2
+    times = [o["time_to_solution_hours"] for o in payload["options"]]
+    assert times == sorted(times)
+    # One L4 cannot hold an 8B model with Adam states.
+    assert any(e["instance_type"] == "g6.xlarge" for e in payload["excluded"])
+    assert payload["catalog_as_of"].startswith("2026-11-01")
+    assert any("billing" in line for line in payload["assumptions"])
+
+
+def test_rank_table_to_a_file(
+    stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "ranked.txt"
+    code, out, err = run(["rank", *JOB, "--output", str(target)], capsys, monkeypatch)
+    assert code == 0 and out == ""
+    assert "p5.48xlarge" in target.read_text(encoding="utf-8")
+    assert "prices as of 2026-11-01" in err
+
+
+def test_rank_with_no_option_explains_and_exits_1(
+    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = run(["rank", *JOB, "--deadline-hours", "0.5"], capsys, monkeypatch)
+    assert code == 1
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("no option: no offering meets a 0.5-hour deadline; the fastest takes ")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["--pricing", "cheap"], "--pricing must be one of both, on-demand, spot"),
+        (["--max-nodes", "0"], "--max-nodes"),
+        (["--provider", "oracle"], "unknown provider 'oracle'"),
+        (["--budget-usd", "-3"], "--budget-usd must be a positive number"),
+        (["--format", "xml"], "--format must be one of table, csv, json"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    stored: Path, args: list[str], text: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run(["rank", *JOB, *args], capsys, monkeypatch)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("error: ") and text in err
+
+
+def test_stale_catalog_exits_3(
+    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = run(["rank", *JOB, "--max-age", "1"], capsys, monkeypatch)
+    assert code == 3
+    assert "older than the allowed 1 h" in err
+
+
+def test_compare_instances_side_by_side(
+    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["compare", *JOB, "--instance", "p5.48xlarge", "--instance", "a3-highgpu-8g", "--format", "csv"]
+    code, out, _ = run(args, capsys, monkeypatch)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["choice"], r["pricing"]) for r in rows] == [
+        ("p5.48xlarge", "on-demand"),
+        ("p5.48xlarge", "spot"),
+        ("a3-highgpu-8g", "on-demand"),
+        ("a3-highgpu-8g", "spot"),
+    ]
+    assert rows[3]["cost_usd"] == ""
+    assert rows[3]["notes"] == "no spot offering in the catalog"
+    assert float(rows[0]["cost_usd"]) < float(rows[2]["cost_usd"])  # same GPUs, $55.04/h against $88/h

@@ -1,0 +1,128 @@
+"""Bad input gives one clear line (exit code 2); an empty result explains itself; a stale catalog is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+from factories import make_offer
+
+from cost.fakes import FakeEstimator, small_catalog
+from planner.cost.rank import compare, rank
+from planner.errors import InputError, StaleCatalogError
+
+
+def _rank(**options: Any) -> Any:
+    options.setdefault("tokens", 2e9)
+    return rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "names"),
+    [
+        ({"pricing": "cheap"}, "--pricing"),
+        ({"by": "price"}, "--by"),
+        ({"max_nodes": 0}, "--max-nodes"),
+        ({"top": 0}, "--top"),
+        ({"deadline_hours": -1.0}, "--deadline-hours"),
+        ({"budget_usd": 0.0}, "--budget-usd"),
+        ({"checkpoint_interval_hours": 0.0}, "--checkpoint-interval-hours"),
+        ({"precision": "int4"}, "--precision"),
+        ({"provider": "oracle"}, "--provider"),
+        ({"region": "us-east-9"}, "--region"),
+        ({"gpu": "H1000"}, "H1000"),
+        ({"instance_type": "p9.huge"}, "--instance"),
+        ({"tokens": -5.0}, "--tokens"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_field(options: dict[str, Any], names: str) -> None:
+    with pytest.raises(InputError) as caught:
+        _rank(**options)
+    message = str(caught.value)
+    assert names in message
+    assert "\n" not in message
+    assert caught.value.exit_code == 2
+
+
+def test_unknown_region_suggests_a_close_one() -> None:
+    with pytest.raises(InputError, match="did you mean us-east-1"):
+        _rank(region="us-east-2")
+
+
+def test_missed_deadline_names_the_fastest_option() -> None:
+    result = _rank(deadline_hours=2.0, max_nodes=2)
+    assert result.empty and result.table.empty
+    # Fastest: 16 x H100 at 10,000 tokens/s each, 80% for the second node: 2e9 / 128,000 / 3600 + 0.25 h = 4.59 h.
+    assert result.message == (
+        "no offering meets a 2-hour deadline; the fastest takes 4.6 h on aws 2 x p5.48xlarge "
+        "(16 x H100-SXM, on-demand, us-east-1)"
+    )
+    assert "misses the 2 h deadline" in " ".join(result.excluded["reason"])
+
+
+def test_budget_too_small_names_the_cheapest_option() -> None:
+    result = _rank(budget_usd=50.0)
+    assert result.message is not None
+    assert result.message.startswith("no offering fits a $50.00 budget; the cheapest costs $180.89 on aws p4d.24xlarge")
+
+
+def test_deadline_and_budget_each_possible_but_not_together() -> None:
+    result = _rank(deadline_hours=10.0, budget_usd=190.0)
+    assert result.message is not None
+    assert result.message.startswith("no offering meets both a 10-hour deadline and a $190.00 budget")
+
+
+def test_filters_that_match_nothing_say_so() -> None:
+    result = _rank(gpu="T4")
+    assert result.message == "no offering in the catalog matches --gpu T4"
+
+
+def test_nothing_fits_says_why() -> None:
+    result = _rank(gpu="L4")
+    assert result.message == "no offering can run this job: needs 120 GiB per GPU"
+
+
+def test_fp8_on_a_gpu_without_it_is_an_exclusion_with_the_reason() -> None:
+    result = _rank(precision="fp8")
+    reasons = result.excluded.set_index("instance_type")["reason"]
+    assert "fp8 is not supported on A100-40GB" in reasons["p4d.24xlarge"]
+    assert set(result.table["gpu"]) == {"H100-SXM"}
+
+
+def test_an_input_error_from_every_configuration_is_raised() -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise InputError("--efficiency must be a fraction in (0, 1]")
+
+    with pytest.raises(InputError, match="efficiency"):
+        rank("llama-3-8b", catalog=small_catalog(), estimator=broken, tokens=1e9)
+
+
+def test_stale_given_catalog_is_refused() -> None:
+    catalog = pd.DataFrame([make_offer(as_of="2020-01-01T00:00:00+00:00")])
+    with pytest.raises(StaleCatalogError) as caught:
+        rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), max_age_hours=24)
+    assert caught.value.exit_code == 3
+    assert "older than the allowed 24 h" in str(caught.value)
+
+
+def test_compare_needs_gpus_or_instances() -> None:
+    with pytest.raises(InputError, match="--gpu"):
+        compare("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator())
+
+
+def test_compare_gives_the_best_of_each_choice_and_says_why_one_has_none() -> None:
+    result = compare(
+        "llama-3-8b", gpus=["H100", "A100-40GB", "L4"], catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9
+    )
+    table = result.table
+    assert list(table["choice"]) == ["H100", "H100", "A100-40GB", "A100-40GB", "L4", "L4"]
+    h100_spot = table[(table["choice"] == "H100") & (table["pricing"] == "spot")].iloc[0]
+    assert h100_spot["instance_type"] == "p5.48xlarge" and h100_spot["price_usd_per_hour"] == 28.0
+    l4 = table[table["choice"] == "L4"]
+    assert l4["cost_usd"].isna().all()
+    assert (l4["notes"] == "no option: needs 120 GiB per GPU").all()
+    h100_on_demand = table[(table["choice"] == "H100") & (table["pricing"] == "on-demand")].iloc[0]
+    assert h100_spot["rank"] < h100_on_demand["rank"]
+    lines = result.cost_lines(int(h100_spot["rank"]))
+    assert sum(line.cost_usd for line in lines) == pytest.approx(h100_spot["cost_usd"])
