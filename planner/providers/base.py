@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 # botocore's DEBUG log carries session tokens and the Azure/Google SDKs log request headers: never below WARNING.
 SDK_LOGGERS = ("botocore", "boto3", "s3transfer", "urllib3", "google", "google.auth", "azure", "msal", "requests")
-DEFAULT_WORKERS = 16
+DEFAULT_WORKERS = 32  # more than the regions any cloud has enabled, so one wave fetches them all
 DEFAULT_TIMEOUT_S = 30.0
 
 

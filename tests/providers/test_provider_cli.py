@@ -1,0 +1,87 @@
+"""`gpuplan catalog refresh` through the real CLI app: one line per provider, exit codes 0/3/1, JSON report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import responses
+from typer.testing import CliRunner
+
+from planner.cli.main import app
+from providers.test_provider_azure import BASE, RetailPrices
+
+
+@pytest.fixture
+def no_cloud_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AZURE_SUBSCRIPTION_ID",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "absent.json"))
+    monkeypatch.setenv("GPUPLAN_AZURE_PRICES_URL", BASE)
+
+
+@pytest.fixture
+def prices_api() -> Iterator[None]:
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.add_callback(responses.GET, BASE, callback=RetailPrices())
+        yield
+
+
+def test_no_credentials_at_all_exits_1_with_one_line_per_provider(no_cloud_credentials: None) -> None:
+    result = CliRunner().invoke(app, ["catalog", "refresh", "--provider", "aws", "--provider", "gcp", "--no-progress"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        "aws: not refreshed, kept the previous catalog: aws: no usable credentials; set AWS_PROFILE"
+    )
+    assert lines[1].startswith("gcp: not refreshed, kept the previous catalog: gcp: no Application Default Credentials")
+    assert "gcloud auth application-default login" in lines[1]
+    assert result.stdout == ""
+
+
+def test_partial_refresh_exits_3_and_prints_the_json_report(no_cloud_credentials: None, prices_api: None) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "catalog",
+            "refresh",
+            "-p",
+            "aws",
+            "-p",
+            "azure",
+            "-r",
+            "eastus",
+            "-r",
+            "us-east-1",
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 3, result.stderr
+    payload = json.loads(result.stdout)
+    by_name = {p["provider"]: p for p in payload["providers"]}
+    assert by_name["aws"]["error"].startswith("aws: no usable credentials")
+    assert by_name["azure"]["rows_written"] >= 1 and by_name["azure"]["regions"] == ["eastus"]
+    assert any("specs came from the bundled table" in n for n in by_name["azure"]["notes"])
+    assert payload["exit_code"] == 3
+    status = CliRunner().invoke(app, ["catalog", "status", "--format", "json"])
+    kinds = {row["provider"]: row["kind"] for row in json.loads(status.stdout)}
+    assert kinds["azure"] == "live"
+
+
+def test_unknown_provider_is_bad_input() -> None:
+    result = CliRunner().invoke(app, ["catalog", "refresh", "--provider", "oracle"])
+    assert result.exit_code != 0
+    assert "--provider must be one of aws, gcp, azure or all, got 'oracle'" in str(result.exception) + result.stderr
