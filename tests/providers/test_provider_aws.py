@@ -278,3 +278,27 @@ def test_moto_regions_and_instance_types(moto_ec2: None) -> None:
     gpus = {r["instance_type"]: r["gpu"] for r in result.rows}
     if "p4de.24xlarge" in gpus:
         assert gpus["p4de.24xlarge"] == "A100-80GB"  # the resolver picks the variant by memory
+
+
+def test_credentials_rejected_in_every_region_is_missing_credentials() -> None:
+    pricing = PricingEndpoint(PRICES)
+    aws = StubbedAws(["us-east-1", "eu-west-1"], pricing)
+    for region in ("us-east-1", "eu-west-1"):
+        aws.ec2(region).add_client_error(
+            "describe_instance_types", service_error_code="ExpiredToken", http_status_code=400
+        )
+    with pytest.raises(MissingCredentials, match="aws: credentials rejected in every region; set AWS_PROFILE"):
+        aws_provider(aws.factory).fetch(["us-east-1", "eu-west-1"])
+
+
+def test_spot_advisor_feed_url_is_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.providers.aws import advisor_buckets, fetch_spot_advisor
+    from providers.provider_fakes import DATA
+
+    monkeypatch.setenv("GPUPLAN_AWS_SPOT_ADVISOR_URL", (DATA / "aws_spot_advisor.json").as_uri())
+    buckets = advisor_buckets(fetch_spot_advisor())
+    assert buckets == {
+        ("p5.48xlarge", "us-east-1"): "15-20%",
+        ("g5.xlarge", "us-east-1"): "<5%",
+        ("g5.xlarge", "eu-west-1"): "5-10%",
+    }

@@ -151,3 +151,24 @@ class _Unused(Provider):
     @property
     def source(self) -> str:
         return "unused"
+
+
+def test_error_lines_never_carry_credentials() -> None:
+    from planner.providers.base import describe_error
+
+    line = describe_error(RuntimeError("denied: X-Amz-Security-Token=IQoJb3JpZ2luX2VjE secret=abc\nmore detail"))
+    assert line == "RuntimeError: denied: X-Amz-Security-Token=*** secret=***"
+
+
+def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, prices_api: None) -> None:
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    report = refresh("azure", regions=["eastus", "westus2"], store=tmp_path / "c.sqlite", clients={"azure": _azure()})
+    assert report.exit_code == 0
+    assert "azure" in screen.getvalue() and "2/2" in screen.getvalue()
