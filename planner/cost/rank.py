@@ -423,13 +423,12 @@ def rank(
 
     family, first = _family_codes(offers)
     n_families = len(first)
-    fam_rows = offers.iloc[first]
-    fam_provider = fam_rows["provider"].to_numpy(dtype=object)
-    fam_instance = fam_rows["instance_type"].to_numpy(dtype=object)
-    fam_gpu = fam_rows["gpu"].to_numpy(dtype=object)
-    fam_count = fam_rows["gpu_count"].to_numpy(dtype=float)
-    fam_link = fam_rows["interconnect"].to_numpy(dtype=object)
-    fam_network = fam_rows["network_gbps"].to_numpy(dtype=float)
+    fam_provider = offers["provider"].take(first).to_numpy(dtype=object)
+    fam_instance = offers["instance_type"].take(first).to_numpy(dtype=object)
+    fam_gpu = offers["gpu"].take(first).to_numpy(dtype=object)
+    fam_count = offers["gpu_count"].take(first).to_numpy(dtype=float, na_value=np.nan)
+    fam_link = offers["interconnect"].take(first).to_numpy(dtype=object)
+    fam_network = offers["network_gbps"].take(first).to_numpy(dtype=float, na_value=np.nan)
 
     # The performance model, once per distinct configuration.
     node_counts = list(range(1, max_nodes + 1))
@@ -543,7 +542,9 @@ def rank(
     modelled = modelled_grid.reshape(-1)[opt_cell]
     never_finishes = modelled & ~finite.reshape(-1)[opt_cell]
     # A configuration the model rejects is rejected at any pricing: report each offering once per node count.
-    unmodelled_key = np.unique(opt_row[~modelled] * max_nodes + (opt_nodes[~modelled] - 1))
+    seen = np.zeros(len(offers) * max_nodes, dtype=bool)
+    seen[opt_row[~modelled] * max_nodes + (opt_nodes[~modelled] - 1)] = True
+    unmodelled_key = seen.nonzero()[0]
     ex.append((unmodelled_key // max_nodes, _MODEL, unmodelled_key % max_nodes + 1, -1, np.nan))
     ex.append((opt_row[never_finishes], _SPOT_NEVER, opt_nodes[never_finishes], opt_spot[never_finishes], np.nan))
     feasible_idx = (modelled & ~never_finishes).nonzero()[0]
@@ -591,7 +592,8 @@ def rank(
 
     sel = ok.nonzero()[0]
     # Zones of one region collapse to the cheapest (then fastest) one per offering, node count and pricing.
-    region_codes = pd.factorize(offers["region"])[0]
+    region_codes, region_index = pd.factorize(offers["region"])
+    region_names = np.asarray(region_index, dtype=object)
     group = (
         (family[opt_row[sel]].astype(np.int64) * (int(region_codes.max()) + 1) + region_codes[opt_row[sel]])
         * (max_nodes + 1)
@@ -616,20 +618,29 @@ def rank(
         sel, pareto = sel[:top], pareto[:top]
 
     picked_rows = opt_row[sel]
+    picked_family = family[picked_rows]
     cells = opt_cell[sel]
-    picked = offers.iloc[picked_rows]
     spot_sel = is_spot[sel]
+    nodes_sel = opt_nodes[sel]
+
+    def text(values: Any) -> pd.Series:
+        # Object dtype: building pandas' string columns from Python strings costs more than the ranking.
+        return pd.Series(values, dtype=object)
+
+    def taken(column: str) -> npt.NDArray[np.object_]:
+        return offers[column].take(picked_rows).to_numpy(dtype=object, na_value="")
+
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(sel) + 1),
-            "provider": picked["provider"].to_numpy(dtype=object),
-            "region": picked["region"].to_numpy(dtype=object),
-            "zone": picked["zone"].to_numpy(dtype=object),
-            "instance_type": picked["instance_type"].to_numpy(dtype=object),
-            "gpu": picked["gpu"].to_numpy(dtype=object),
-            "gpus_per_node": picked["gpu_count"].to_numpy(dtype=float),
-            "nodes": opt_nodes[sel].astype(np.int64),
-            "pricing": np.where(spot_sel, "spot", "on-demand").astype(object),
+            "provider": text(fam_provider[picked_family]),
+            "region": text(region_names[region_codes[picked_rows]]),
+            "zone": text(taken("zone")),
+            "instance_type": text(fam_instance[picked_family]),
+            "gpu": text(fam_gpu[picked_family]),
+            "gpus_per_node": fam_count[picked_family],
+            "nodes": nodes_sel.astype(np.int64),
+            "pricing": text(np.array(_PRICING_NAMES, dtype=object)[opt_spot[sel]]),
             "price_usd_per_hour": price[sel],
             "time_to_solution_hours": wall[sel],
             "cost_usd": cost[sel],
@@ -638,22 +649,32 @@ def rank(
             "expected_interruptions": interruptions_grid.reshape(-1)[cells],
             "energy_kwh": energy_grid.reshape(-1)[cells],
             "pareto": pareto,
-            "price_as_of": picked["as_of"].to_numpy(dtype=object),
-            "notes": _option_notes(picked, spot_sel, opt_nodes[sel], default_interruption_rate),
+            "price_as_of": text(taken("as_of")),
+            "notes": text(
+                _option_notes(
+                    spot_sel,
+                    bucket[picked_rows],
+                    nodes_sel,
+                    fam_network[picked_family],
+                    taken("flags"),
+                    default_interruption_rate,
+                )
+            ),
         },
         columns=list(TABLE_COLUMNS),
     )
+    billing_notes = np.array([BILLING_NOTE.get(str(p), "per second") for p in fam_provider], dtype=object)
     details = pd.DataFrame(
         {
-            "pricing": table["pricing"].to_numpy(),
-            "nodes": opt_nodes[sel].astype(float),
+            "pricing": table["pricing"],
+            "nodes": nodes_sel.astype(float),
             "price_usd_per_hour": price[sel],
             "training_hours": grid_hours.reshape(-1)[cells],
             "startup_hours": np.full(len(sel), float(startup_overhead_hours)),
             "rework_hours": wall[sel] - work_grid.reshape(-1)[cells],
             "wall_hours": wall[sel],
             "billed_hours": billed_grid.reshape(-1)[cells],
-            "billing": np.array([BILLING_NOTE.get(p, "per second") for p in table["provider"]], dtype=object),
+            "billing": text(billing_notes[picked_family]),
         }
     )
     return RankResult(
@@ -809,9 +830,14 @@ def _summarise_exclusions(
     )
     fam = family[rows].astype(np.int64)
     key = ((fam * (max_nodes + 1) + nodes) * 3 + (pricing + 1)) * 8 + stage
-    unique, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    best = np.full(len(unique), np.inf)
-    np.fmin.at(best, inverse, value)
+    # The key space (families x nodes x pricings x stages) is small: count and take minima by direct indexing.
+    size = int(family.max()) + 1 if len(family) else 1
+    all_counts = np.bincount(key, minlength=size * (max_nodes + 1) * 3 * 8)
+    all_best = np.full(len(all_counts), np.inf)
+    measured = ~np.isnan(value)
+    np.fmin.at(all_best, key[measured], value[measured])
+    unique = all_counts.nonzero()[0]
+    counts, best = all_counts[unique], all_best[unique]
     records: list[dict[str, Any]] = []
     for k, count, extreme in zip(unique.tolist(), counts.tolist(), best.tolist(), strict=True):
         st = k % 8
@@ -851,31 +877,52 @@ def _summarise_exclusions(
 
 
 def _option_notes(
-    picked: pd.DataFrame,
     spot: npt.NDArray[np.bool_],
+    bucket: npt.NDArray[np.int64],
     nodes: npt.NDArray[np.int64],
+    network: npt.NDArray[np.float64],
+    flags: npt.NDArray[np.object_],
     default_rate: float,
 ) -> npt.NDArray[np.object_]:
-    """Short per-option notes: the spot interruption source, multi-node network, catalog flags."""
-    import numpy as np
+    """Short per-option notes: the spot interruption source, multi-node network, catalog flags.
 
-    bucket = picked["spot_interruption"].to_numpy(dtype=object)
-    flags = picked["flags"].fillna("").to_numpy(dtype=object)
-    network = picked["network_gbps"].to_numpy(dtype=float)
-    out = np.empty(len(picked), dtype=object)
-    for i in range(len(picked)):
+    Built once per distinct combination, then gathered: options outnumber the combinations by far.
+    """
+    import numpy as np
+    import pandas as pd
+
+    flag_codes, flag_names = pd.factorize(flags)
+    network_codes, network_values = pd.factorize(network, use_na_sentinel=False)
+    n_networks, n_flags = len(network_values) + 1, len(flag_names) + 1
+    key = (
+        ((spot.astype(np.int64) * (len(SPOT_BUCKETS) + 1) + np.where(spot, bucket, 0)) * (int(nodes.max()) + 1) + nodes)
+        * n_networks
+        * n_flags
+        + network_codes * n_flags
+        + (flag_codes + 1)
+    )
+    combos, inverse = np.unique(key, return_inverse=True)
+    texts: list[str] = []
+    for combo in combos.tolist():
+        flag_code = combo % n_flags - 1
+        network_code = combo // n_flags % n_networks
+        rest = combo // (n_flags * n_networks)
+        n = rest % (int(nodes.max()) + 1)
+        bucket_index = rest // (int(nodes.max()) + 1) % (len(SPOT_BUCKETS) + 1)
+        is_spot = rest // (int(nodes.max()) + 1) // (len(SPOT_BUCKETS) + 1)
         parts: list[str] = []
-        if spot[i]:
-            if bucket[i] in SPOT_BUCKET_MONTHLY:
-                parts.append(f"spot interruptions {bucket[i]}/month (AWS Spot Advisor)")
+        if is_spot:
+            if bucket_index < len(SPOT_BUCKETS):
+                parts.append(f"spot interruptions {SPOT_BUCKETS[bucket_index]}/month (AWS Spot Advisor)")
             else:
                 parts.append(f"spot interruptions assumed {_monthly(default_rate):.0%}/month")
-        if nodes[i] > 1:
-            parts.append(f"{nodes[i]} nodes over {network[i]:g} Gbit/s")
-        if flags[i]:
-            parts.append(str(flags[i]))
-        out[i] = "; ".join(parts)
-    return out
+        if n > 1:
+            parts.append(f"{n} nodes over {float(network_values[network_code]):g} Gbit/s")
+        if flag_code >= 0 and flag_names[flag_code]:
+            parts.append(str(flag_names[flag_code]))
+        texts.append("; ".join(parts))
+    result: npt.NDArray[np.object_] = np.array(texts, dtype=object)[inverse.reshape(-1)]
+    return result
 
 
 def _describe_filters(
