@@ -91,7 +91,8 @@ class RefreshReport:
         lines: list[str] = []
         for p in self.providers:
             if p.error is not None:
-                lines.append(f"{p.provider}: not refreshed, kept the previous catalog: {p.error}")
+                error = p.error.removeprefix(f"{p.provider}: ")
+                lines.append(f"{p.provider}: not refreshed, kept the previous catalog: {error}")
             else:
                 carried = f", {p.carried_over} kept from the previous snapshot" if p.carried_over else ""
                 lines.append(
@@ -245,7 +246,8 @@ def refresh_provider(
         if key not in fresh and (row["region"] not in refreshed or key[:2] in unreadable):
             add_flag(row, "carried_over")
             carried.append(row)
-    as_of = datetime.now(UTC).isoformat(timespec="seconds")
+    # The snapshot is as old as its oldest price, so `--max-age` is not fooled by a one-region refresh.
+    as_of = min([datetime.now(UTC), *(_parse_time(row["as_of"]) for row in carried)]).isoformat(timespec="seconds")
     try:
         written = store.write_snapshot(
             name, [*checked.accepted, *carried], source=provider.source, as_of=as_of, kind="live"
@@ -262,6 +264,11 @@ def refresh_provider(
         snapshot_id=written.snapshot.id,
         seconds=time.monotonic() - started,
     )
+
+
+def _parse_time(text: str) -> datetime:
+    stamp = datetime.fromisoformat(text)
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
 def _replace(report: ProviderReport, **changes: Any) -> ProviderReport:

@@ -42,10 +42,8 @@ def test_no_credentials_at_all_exits_1_with_one_line_per_provider(no_cloud_crede
     result = CliRunner().invoke(app, ["catalog", "refresh", "--provider", "aws", "--provider", "gcp", "--no-progress"])
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    assert lines[0].startswith(
-        "aws: not refreshed, kept the previous catalog: aws: no usable credentials; set AWS_PROFILE"
-    )
-    assert lines[1].startswith("gcp: not refreshed, kept the previous catalog: gcp: no Application Default Credentials")
+    assert lines[0].startswith("aws: not refreshed, kept the previous catalog: no usable credentials; set AWS_PROFILE")
+    assert lines[1].startswith("gcp: not refreshed, kept the previous catalog: no Application Default Credentials")
     assert "gcloud auth application-default login" in lines[1]
     assert result.stdout == ""
 

@@ -123,7 +123,7 @@ def test_missing_credentials_for_one_provider_others_still_refresh(tmp_path: Pat
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
     assert _current(store, "gcp") == {("us-central1", ""): 40.0}
     lines = report.summary().splitlines()
-    assert f"aws: not refreshed, kept the previous catalog: {hint}" in lines
+    assert f"aws: not refreshed, kept the previous catalog: {hint.removeprefix('aws: ')}" in lines
 
 
 def test_missing_extra_names_the_pip_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -316,3 +316,11 @@ def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
     report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 62.0}
     assert (report["aws"].rows_written, report["aws"].carried_over, len(report["aws"].rejected)) == (1, 1, 1)
+
+
+def test_snapshot_age_is_that_of_its_oldest_kept_price(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=52.0)])
+    refresh("aws", regions=["us-east-1"], store=store, clients={"aws": aws}, progress=False)
+    info = next(s for s in store.current_snapshots() if s.provider == "aws")
+    assert (info.kind, info.as_of) == ("live", OLD)  # eu-west-1 still carries January's price
