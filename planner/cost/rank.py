@@ -870,10 +870,17 @@ def _summarise_exclusions(
                 "reason": reason,
             }
         )
-    frame = pd.DataFrame.from_records(records, columns=list(EXCLUDED_COLUMNS))
-    frame["nodes"] = frame["nodes"].astype("Int64")
-    ordered = frame.sort_values(["provider", "instance_type", "nodes", "pricing"], kind="stable", na_position="first")
-    return ordered.reset_index(drop=True)
+    records.sort(key=lambda r: (r["provider"], r["instance_type"], r["nodes"] or 0, r["pricing"]))
+    columns = {name: [r[name] for r in records] for name in EXCLUDED_COLUMNS}
+    return pd.DataFrame(
+        {
+            **{name: pd.Series(values, dtype=object) for name, values in columns.items()},
+            "gpus_per_node": pd.Series(columns["gpus_per_node"], dtype=float),
+            "nodes": pd.Series(columns["nodes"], dtype="Int64"),
+            "offerings": pd.Series(columns["offerings"], dtype=np.int64),
+        },
+        columns=list(EXCLUDED_COLUMNS),
+    )
 
 
 def _option_notes(
