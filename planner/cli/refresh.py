@@ -12,18 +12,29 @@ import typer
 def refresh(
     provider: Annotated[
         list[str] | None,
-        typer.Option("--provider", "-p", help="aws, gcp, azure or all (default); repeatable."),
+        typer.Option("--provider", "-p", metavar="PROVIDER", help="aws, gcp, azure or all (default); repeatable."),
     ] = None,
     region: Annotated[
         list[str] | None,
         typer.Option(
-            "--region", "-r", help="Only this region code (each goes to the cloud it belongs to); repeatable."
+            "--region",
+            "-r",
+            metavar="REGION",
+            help="Only this region code (each goes to the cloud it belongs to); repeatable.",
         ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="table (summary on stderr only) or json (the full report on stdout).")
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            help="table (summary on stderr only) or json (the full report on stdout).",
+        ),
     ] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the JSON report to this file.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the JSON report to this file.")
+    ] = None,
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")
     ] = True,
