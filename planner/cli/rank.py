@@ -249,8 +249,8 @@ def compare(
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
     from planner import report
-    from planner.cost.rank import COMPARE_COLUMNS
-    from planner.cost.rank import compare as cost_compare
+    from planner.cost.compare import COMPARE_COLUMNS
+    from planner.cost.compare import compare as cost_compare
 
     report.check_format(fmt)
     built, extra = workload_from_cli(

@@ -9,7 +9,8 @@ import pytest
 from factories import make_offer
 
 from cost.fakes import FakeEstimator, small_catalog
-from planner.cost.rank import compare, rank
+from planner.cost.compare import compare
+from planner.cost.rank import rank
 from planner.errors import InputError, StaleCatalogError
 
 

@@ -1,0 +1,208 @@
+"""Offering families (one instance type's hardware, sold in many regions and zones) and the model's answer for each.
+
+The performance model runs once per distinct configuration (GPU, GPUs per node, nodes, interconnect, network);
+every region and zone of a family shares that answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from planner.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pandas as pd
+
+    FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Families:
+    """The offering families of a catalog slice: each row's family code and each family's hardware."""
+
+    code: npt.NDArray[np.int64]
+    provider: npt.NDArray[np.object_]
+    instance_type: npt.NDArray[np.object_]
+    gpu: npt.NDArray[np.object_]
+    gpu_count: FloatArray
+    interconnect: npt.NDArray[np.object_]
+    network_gbps: FloatArray
+
+    def __len__(self) -> int:
+        return len(self.provider)
+
+
+@dataclass(frozen=True)
+class ModelGrid:
+    """The model's answer per (family, nodes - 1): hours of training (NaN where there is none) and why not."""
+
+    hours: FloatArray
+    hours_low: FloatArray
+    hours_high: FloatArray
+    energy_kwh: FloatArray
+    reasons: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+@dataclass
+class ConfigEstimate:
+    """The performance model's answer for one configuration, or why it has none."""
+
+    hours: float = math.nan
+    hours_low: float = math.nan
+    hours_high: float = math.nan
+    energy_kwh: float = math.nan
+    reason: str | None = None
+
+
+def estimate_config(
+    estimator: Callable[..., Any],
+    workload: Any,
+    gpu: str,
+    gpus_per_node: float,
+    nodes: int,
+    interconnect: str,
+    network_gbps: float,
+    precision: str,
+    options: dict[str, Any],
+) -> ConfigEstimate:
+    total = gpus_per_node * nodes
+    if not float(total).is_integer() or total < 1:
+        return ConfigEstimate(reason=f"a fraction of a GPU ({gpus_per_node:g} per instance) is not modelled")
+    if nodes > 1 and not (network_gbps > 0):
+        return ConfigEstimate(reason="no network bandwidth known for joining instances")
+    try:
+        result = estimator(
+            workload,
+            gpu,
+            int(total),
+            precision,
+            gpus_per_node=int(gpus_per_node) if float(gpus_per_node).is_integer() else gpus_per_node,
+            interconnect=interconnect,
+            network_gbps=None if network_gbps != network_gbps else float(network_gbps),
+            **options,
+        )
+    except InputError as exc:
+        return ConfigEstimate(reason=str(exc))
+    if not getattr(result, "fits_in_memory", True):
+        why = getattr(result, "why_not_fits", None)
+        needed = getattr(result, "min_gpus_to_fit", None)
+        text = why or "the model does not fit in GPU memory"
+        if needed and not why:
+            text += f" (needs at least {needed} GPUs)"
+        return ConfigEstimate(reason=text)
+    hours = float(result.time_to_solution_hours)
+    if not (hours > 0 and math.isfinite(hours)):
+        return ConfigEstimate(reason="the performance model gave no time to solution")
+    throughput = getattr(result, "throughput", None)
+    low_tp = getattr(result, "throughput_low", None)
+    high_tp = getattr(result, "throughput_high", None)
+    # Time scales inversely with throughput: the optimistic throughput gives the short (cheap) end.
+    hours_low = hours * throughput / high_tp if throughput and high_tp else hours
+    hours_high = hours * throughput / low_tp if throughput and low_tp else hours
+    energy = getattr(result, "energy_kwh", None)
+    return ConfigEstimate(
+        hours=hours,
+        hours_low=min(hours_low, hours),
+        hours_high=max(hours_high, hours),
+        energy_kwh=float(energy) if energy is not None else math.nan,
+    )
+
+
+def family_codes(offers: pd.DataFrame) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """One code per offering family (provider, instance type and its hardware), shared by its regions and zones.
+
+    Returns the code of each row and the first row of each family. Fast path: an instance type of one provider
+    and GPU has one GPU count, interconnect and network everywhere; rows that disagree on the numbers fall back
+    to grouping by every hardware column.
+    """
+    import numpy as np
+    import pandas as pd
+
+    codes = np.zeros(len(offers), dtype=np.int64)
+    for column in ("instance_type", "gpu", "provider"):
+        column_codes, uniques = pd.factorize(offers[column])
+        codes = codes * (len(uniques) + 1) + column_codes
+    family: npt.NDArray[np.int64] = pd.factorize(codes)[0].astype(np.int64)
+    first = np.zeros(int(family.max()) + 1, dtype=np.int64)
+    first[family[::-1]] = np.arange(len(family))[::-1]
+    for column in ("gpu_count", "network_gbps"):
+        values = offers[column].to_numpy(dtype=float, na_value=np.nan)
+        expected = values[first][family]
+        if not np.array_equal(values, expected, equal_nan=True):
+            columns = ["provider", "instance_type", "gpu", "gpu_count", "interconnect", "network_gbps"]
+            family = np.asarray(offers.groupby(columns, sort=False, dropna=False).ngroup(), dtype=np.int64)
+            first = np.zeros(int(family.max()) + 1, dtype=np.int64)
+            first[family[::-1]] = np.arange(len(family))[::-1]
+            break
+    return family, first
+
+
+def families(offers: pd.DataFrame) -> Families:
+    """Group ``offers`` into families and read each family's hardware from its first row."""
+    import numpy as np
+
+    code, first = family_codes(offers)
+    return Families(
+        code=code,
+        provider=offers["provider"].take(first).to_numpy(dtype=object),
+        instance_type=offers["instance_type"].take(first).to_numpy(dtype=object),
+        gpu=offers["gpu"].take(first).to_numpy(dtype=object),
+        gpu_count=offers["gpu_count"].take(first).to_numpy(dtype=float, na_value=np.nan),
+        interconnect=offers["interconnect"].take(first).to_numpy(dtype=object),
+        network_gbps=offers["network_gbps"].take(first).to_numpy(dtype=float, na_value=np.nan),
+    )
+
+
+def model_grid(
+    fams: Families,
+    estimator: Callable[..., Any],
+    workload: Any,
+    precision: str,
+    max_nodes: int,
+    options: dict[str, Any],
+) -> ModelGrid:
+    """Ask the model about every family at 1..``max_nodes`` instances, once per distinct configuration.
+
+    Raises the model's InputError when every configuration fails with the same complaint about the input.
+    """
+    import numpy as np
+
+    shape = (len(fams), max_nodes)
+    hours, low, high, energy = (np.full(shape, np.nan) for _ in range(4))
+    reasons: dict[tuple[int, int], str] = {}
+    cache: dict[tuple[Any, ...], ConfigEstimate] = {}
+    for f in range(len(fams)):
+        network = float(fams.network_gbps[f])
+        for n in range(1, max_nodes + 1):
+            key = (fams.gpu[f], fams.gpu_count[f], n, fams.interconnect[f], None if math.isnan(network) else network)
+            found = cache.get(key)
+            if found is None:
+                found = estimate_config(
+                    estimator,
+                    workload,
+                    str(fams.gpu[f]),
+                    float(fams.gpu_count[f]),
+                    n,
+                    str(fams.interconnect[f]),
+                    network,
+                    precision,
+                    options,
+                )
+                cache[key] = found
+            if found.reason is not None:
+                reasons[(f, n - 1)] = found.reason
+            else:
+                hours[f, n - 1], low[f, n - 1] = found.hours, found.hours_low
+                high[f, n - 1], energy[f, n - 1] = found.hours_high, found.energy_kwh
+    complaints = {c.reason for c in cache.values()}
+    if cache and None not in complaints and len(complaints) == 1:
+        only = str(next(iter(complaints)))
+        # The same complaint from every configuration is about the input (e.g. a bad option), not the offerings.
+        if only.startswith(("unknown", "--")):
+            raise InputError(only)
+    return ModelGrid(hours=hours, hours_low=low, hours_high=high, energy_kwh=energy, reasons=reasons)

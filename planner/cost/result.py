@@ -1,0 +1,134 @@
+"""The result of a ranking: the options table, what was left out and why, the assumptions, the cost lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from planner.cost.lines import CostLine
+from planner.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The columns of RankResult.table, in order; names are stable (scripts read them), units last.
+TABLE_COLUMNS: tuple[str, ...] = (
+    "rank",
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu",
+    "gpus_per_node",
+    "nodes",
+    "pricing",
+    "price_usd_per_hour",
+    "time_to_solution_hours",
+    "cost_usd",
+    "cost_low_usd",
+    "cost_high_usd",
+    "expected_interruptions",
+    "energy_kwh",
+    "pareto",
+    "price_as_of",
+    "notes",
+)
+EXCLUDED_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "instance_type",
+    "gpu",
+    "gpus_per_node",
+    "nodes",
+    "pricing",
+    "offerings",
+    "reason",
+)
+PRICING_NAMES = ("on-demand", "spot")
+
+
+@dataclass(frozen=True, eq=False)
+class RankResult:
+    """Ranked options for one workload, what was left out and why, and the assumptions behind the numbers.
+
+    ``table`` has one row per option (offering x nodes x pricing; zones of a region collapse to the cheapest),
+    ``details`` the same rows' cost-line quantities, ``message`` says why ``table`` is empty when it is.
+    """
+
+    table: pd.DataFrame
+    excluded: pd.DataFrame
+    assumptions: list[str]
+    catalog_as_of: str | None
+    details: pd.DataFrame
+    message: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """No option met the constraints (``message`` says why)."""
+        return len(self.table) == 0
+
+    def cost_lines(self, rank: int) -> list[CostLine]:
+        """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""
+        matches = (self.table["rank"] == rank).fillna(False).to_numpy(dtype=bool).nonzero()[0]
+        if len(matches) == 0:
+            raise InputError(f"no option ranked {rank}; ranks run from 1 to {len(self.table)}")
+        row = self.details.iloc[int(matches[0])]
+        return lines_for(row)
+
+    def breakdown(self) -> pd.DataFrame:
+        """Every option's cost lines in long form: rank, name, unit, quantity, unit_price_usd, cost_usd."""
+        import pandas as pd
+
+        records = [
+            {
+                "rank": int(rank),
+                "name": line.name,
+                "unit": line.unit,
+                "quantity": line.quantity,
+                "unit_price_usd": line.unit_price_usd,
+                "cost_usd": line.cost_usd,
+            }
+            for rank, (_, row) in zip(self.table["rank"], self.details.iterrows(), strict=True)
+            for line in lines_for(row)
+        ]
+        return pd.DataFrame.from_records(
+            records, columns=["rank", "name", "unit", "quantity", "unit_price_usd", "cost_usd"]
+        )
+
+
+def lines_for(row: pd.Series) -> list[CostLine]:
+    nodes = float(row["nodes"])
+    price = float(row["price_usd_per_hour"])
+    pricing = str(row["pricing"])
+    lines = [
+        CostLine(f"{pricing} compute: training", "instance-hour", nodes * float(row["training_hours"]), price),
+        CostLine(f"{pricing} compute: start-up", "instance-hour", nodes * float(row["startup_hours"]), price),
+    ]
+    if pricing == "spot":
+        lines.append(
+            CostLine(
+                "spot compute: expected rework after interruptions",
+                "instance-hour",
+                nodes * float(row["rework_hours"]),
+                price,
+            )
+        )
+    rounding = nodes * (float(row["billed_hours"]) - float(row["wall_hours"]))
+    lines.append(CostLine(f"billing rounding ({row['billing']})", "instance-hour", rounding, price))
+    return lines
+
+
+def empty_result(
+    assumptions: list[str], catalog_as_of: str | None, message: str, notes: list[str], excluded: pd.DataFrame
+) -> RankResult:
+    import pandas as pd
+
+    return RankResult(
+        table=pd.DataFrame(columns=list(TABLE_COLUMNS)),
+        excluded=excluded,
+        assumptions=assumptions,
+        catalog_as_of=catalog_as_of,
+        details=pd.DataFrame(),
+        message=message,
+        notes=notes,
+    )
