@@ -13,7 +13,7 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -119,17 +119,22 @@ def advisor_buckets(feed: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     return out
 
 
+def buckets_of(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """(instance type, region) -> interruption bucket of catalog rows."""
+    return {
+        (str(row["instance_type"]), str(row["region"])): str(row["spot_interruption"])
+        for row in rows
+        if row.get("spot_interruption")
+    }
+
+
 def bundled_buckets() -> dict[tuple[str, str], str]:
-    """(instance type, region) -> interruption bucket from the bundled AWS catalog (the fallback)."""
+    """(instance type, region) -> interruption bucket from the bundled AWS catalog file."""
     path = data_dir() / "catalog" / "aws.csv"
     if not path.is_file():
         return {}
     with path.open(newline="", encoding="utf-8") as handle:
-        return {
-            (row["instance_type"], row["region"]): row["spot_interruption"]
-            for row in csv.DictReader(handle)
-            if row.get("spot_interruption")
-        }
+        return buckets_of(csv.DictReader(handle))
 
 
 def network_gbps(info: Mapping[str, Any]) -> float | None:
@@ -183,6 +188,7 @@ class AwsProvider(Provider):
         self._workers = workers
         self._pricing_limit = RateLimiter(pricing_calls_per_s)
         self._now = now or (lambda: datetime.now(UTC))
+        self._previous: list[Mapping[str, Any]] = []
 
     @classmethod
     def from_environment(
@@ -267,10 +273,12 @@ class AwsProvider(Provider):
                 reason = describe_error(exc)
         else:
             reason = "not requested"
-        return (
-            bundled_buckets(),
-            f"aws: Spot Advisor feed unavailable ({reason}); kept the bundled interruption buckets",
-        )
+        # The current catalog's buckets first (they may be newer), then the bundled file's.
+        kept = {**bundled_buckets(), **buckets_of(self._previous)}
+        return kept, f"aws: Spot Advisor feed unavailable ({reason}); kept the bundled interruption buckets"
+
+    def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self._previous = list(rows)
 
     def _fetch_region(
         self, region: str, buckets: Mapping[tuple[str, str], str], as_of: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,27 +71,34 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, requests.Timeout | requests.ConnectionError)
 
 
-def bundled_sizes(path: Any = None) -> dict[str, SizeSpec]:
-    """The GPU sizes of the bundled Azure table (data/catalog/azure.csv), with the regions listed there."""
-    source = path or data_dir() / "catalog" / "azure.csv"
+def sizes_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, SizeSpec]:
+    """The GPU sizes in catalog rows, with the regions they are listed in."""
     specs: dict[str, SizeSpec] = {}
     regions: dict[str, set[str]] = {}
-    if not os.path.isfile(source):
-        return specs
-    with open(source, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            regions.setdefault(row["instance_type"], set()).add(row["region"])
-            specs[row["instance_type"]] = SizeSpec(
-                row["instance_type"],
-                row["gpu"],
-                float(row["gpu_count"]),
-                int(float(row["vcpus"])),
-                float(row["ram_gib"]),
-                frozenset(),
-                row["interconnect"],
-                float(row["network_gbps"]) if row.get("network_gbps") else None,
-            )
-    return {name: SizeSpec(**{**spec.__dict__, "regions": frozenset(regions[name])}) for name, spec in specs.items()}
+    for row in rows:
+        name = str(row["instance_type"])
+        regions.setdefault(name, set()).add(str(row["region"]))
+        network = row.get("network_gbps")
+        specs[name] = SizeSpec(
+            name,
+            str(row["gpu"]),
+            float(row["gpu_count"]),
+            int(float(row["vcpus"])),
+            float(row["ram_gib"]),
+            frozenset(),
+            str(row["interconnect"]),
+            float(network) if network not in (None, "") else None,
+        )
+    return {name: replace(spec, regions=frozenset(regions[name])) for name, spec in specs.items()}
+
+
+def bundled_sizes() -> dict[str, SizeSpec]:
+    """The GPU sizes of the bundled Azure table (data/catalog/azure.csv)."""
+    path = data_dir() / "catalog" / "azure.csv"
+    if not path.is_file():
+        return {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        return sizes_of(csv.DictReader(handle))
 
 
 def _capabilities(sku: Any) -> dict[str, str]:
@@ -192,7 +199,7 @@ class AzureProvider(Provider):
         *,
         resource_skus: Callable[[], Iterable[Any]] | None = None,
         base_url: str | None = None,
-        known_sizes: Callable[[], Mapping[str, SizeSpec]] = bundled_sizes,
+        known_sizes: Callable[[], Mapping[str, SizeSpec]] | None = None,
         workers: int = DEFAULT_WORKERS,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         attempts: int = 6,
@@ -205,6 +212,7 @@ class AzureProvider(Provider):
         self._resource_skus = resource_skus
         self._base_url = base_url or os.environ.get(PRICES_URL_ENV) or PRICES_URL
         self._known_sizes = known_sizes
+        self._previous: list[Mapping[str, Any]] = []
         self._workers = workers
         self._timeout_s = timeout_s
         self._credentials_note = credentials_note
@@ -277,7 +285,13 @@ class AzureProvider(Provider):
                 return specs, False
         elif self._credentials_note:
             result.notes.append(self._credentials_note)
-        return dict(self._known_sizes()), True
+        if self._known_sizes is not None:
+            return dict(self._known_sizes()), True
+        # The sizes of the current catalog (seeded from the bundled table), else the bundled file itself.
+        return sizes_of(self._previous) or bundled_sizes(), True
+
+    def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self._previous = list(rows)
 
     def _get(self, url: str, params: Mapping[str, str] | None) -> dict[str, Any]:
         def attempt() -> dict[str, Any]:

@@ -9,7 +9,7 @@ import importlib
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -97,6 +97,10 @@ class Provider(ABC):
     @abstractmethod
     def source(self) -> str:
         """Where the prices came from, stored with the snapshot and on every row."""
+
+    def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Told the provider's current catalog rows before a fetch (fallbacks may read them); ignored by default."""
+        del rows
 
 
 def fetch_regions(

@@ -213,7 +213,9 @@ def refresh_provider(
     """Fetch one provider and store its snapshot in one transaction; errors become the report's ``error``."""
     name = provider.name
     started = time.monotonic()
+    previous = _previous_rows(store, name)
     try:
+        provider.use_previous(previous)
         result: FetchResult = provider.fetch(regions, progress=progress)
     except (MissingCredentials, MissingExtra) as exc:
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
@@ -240,7 +242,7 @@ def refresh_provider(
     fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
     unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *checked.rejected]}
     carried = []
-    for row in _previous_rows(store, name):
+    for row in previous:
         # Offerings of regions not refreshed now, or whose new row was unreadable, keep their previous prices.
         key = (row["instance_type"], row["region"], row["zone"])
         if key not in fresh and (row["region"] not in refreshed or key[:2] in unreadable):

@@ -302,3 +302,18 @@ def test_spot_advisor_feed_url_is_overridable(monkeypatch: pytest.MonkeyPatch) -
         ("g5.xlarge", "us-east-1"): "<5%",
         ("g5.xlarge", "eu-west-1"): "5-10%",
     }
+
+
+def test_unreachable_feed_keeps_the_current_catalogs_buckets() -> None:
+    from factories import make_offer
+
+    def unreachable() -> dict[str, Any]:
+        raise TimeoutError("timed out")
+
+    pricing = PricingEndpoint(PRICES)
+    aws = StubbedAws(["us-east-1"], pricing)
+    _us_east_1(aws)
+    provider = aws_provider(aws.factory, spot_advisor=unreachable)
+    provider.use_previous([make_offer(instance_type="p5.48xlarge", region="us-east-1", spot_interruption=">20%")])
+    result = provider.fetch(["us-east-1"])
+    assert {r["spot_interruption"] for r in result.rows if r["instance_type"] == "p5.48xlarge"} == {">20%"}

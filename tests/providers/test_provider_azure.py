@@ -185,3 +185,35 @@ def test_base_url_from_environment(monkeypatch: pytest.MonkeyPatch, api: respons
     result = provider.fetch(["westus2"])
     assert _rows(result)[(NC, "westus2")]["price_usd_per_hour"] == 3.9
     assert any("az login" in n for n in result.notes)
+
+
+def test_without_credentials_the_sizes_come_from_the_current_catalog(api: responses.RequestsMock) -> None:
+    from factories import make_offer
+
+    _serve(api, RetailPrices())
+    provider = AzureProvider(requests.Session(), base_url=BASE, backoff_s=0.001, now=lambda: NOW)
+    previous = make_offer(
+        provider="azure",
+        instance_type=NC,
+        region="westus2",
+        zone="",
+        gpu="A100-PCIe-80GB",
+        gpu_count=1.0,
+        gpu_memory_gib=80.0,
+        vcpus=24,
+        ram_gib=220.0,
+        interconnect="pcie",
+        network_gbps=None,
+    )
+    provider.use_previous([previous])
+    result = provider.fetch()
+    assert result.regions == ["westus2"]
+    assert [(r["instance_type"], r["price_usd_per_hour"], r["ram_gib"]) for r in result.rows] == [(NC, 3.9, 220.0)]
+
+
+def test_without_anything_known_the_bundled_file_lists_the_sizes() -> None:
+    from planner.providers.azure import bundled_sizes
+
+    sizes = bundled_sizes()
+    assert sizes, "data/catalog/azure.csv lists Azure GPU sizes"
+    assert all(spec.regions and spec.gpu_count > 0 for spec in sizes.values())
