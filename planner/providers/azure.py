@@ -236,7 +236,14 @@ class AzureProvider(Provider):
             return cls(session, credentials_note=note, **options)
         identity = require("azure.identity", "azure")
         compute = require("azure.mgmt.compute", "azure")
-        client = compute.ComputeManagementClient(identity.DefaultAzureCredential(), subscription)
+        timeout_s = float(options.get("timeout_s", DEFAULT_TIMEOUT_S))
+        client = compute.ComputeManagementClient(
+            identity.DefaultAzureCredential(),
+            subscription,
+            retry_total=int(options.get("attempts", 6)),  # azure-core retries 429/5xx with backoff
+            connection_timeout=timeout_s,
+            read_timeout=timeout_s,
+        )
 
         def resource_skus() -> Iterable[Any]:
             return client.resource_skus.list()

@@ -317,3 +317,38 @@ def test_unreachable_feed_keeps_the_current_catalogs_buckets() -> None:
     provider.use_previous([make_offer(instance_type="p5.48xlarge", region="us-east-1", spot_interruption=">20%")])
     result = provider.fetch(["us-east-1"])
     assert {r["spot_interruption"] for r in result.rows if r["instance_type"] == "p5.48xlarge"} == {">20%"}
+
+
+def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_path: Any) -> None:
+    from planner.providers.refresh import refresh
+
+    broken = instance_type("g5.2xlarge", "A10G", 0, 22888, 8, 32768)  # GPU type reporting 0 GPUs
+    pricing = PricingEndpoint(
+        {
+            ("g5.xlarge", "us-east-1"): [price_item("g5.xlarge", "us-east-1", "1.0060000000")],
+            ("g5.2xlarge", "us-east-1"): [price_item("g5.2xlarge", "us-east-1", "1.2120000000")],
+        }
+    )
+    aws = StubbedAws(["us-east-1"], pricing)
+    stub_region(
+        aws,
+        "us-east-1",
+        [G5, broken],
+        {"g5.xlarge": ["use1-az1", "use1-az2"], "g5.2xlarge": ["use1-az1"]},
+        [("g5.xlarge", "us-east-1a", "0.00001"), ("g5.xlarge", "us-east-1b", "0.391")],
+        zones={"us-east-1a": "use1-az1", "us-east-1b": "use1-az2"},
+    )
+    report = refresh(
+        "aws",
+        regions=["us-east-1"],
+        store=tmp_path / "c.sqlite",
+        clients={"aws": aws_provider(aws.factory)},
+        progress=False,
+    )
+    outcome = report["aws"]
+    reasons = {(r.instance_type, r.zone): r.reason for r in outcome.rejected}
+    assert "spot_price_usd_per_hour 1e-05 is implausibly low" in reasons[("g5.xlarge", "use1-az1")]
+    assert "gpu_count must be positive" in reasons[("g5.2xlarge", "use1-az1")]
+    assert outcome.rows_written == 1
+    assert report.exit_code == 0
+    assert "rejected aws g5.2xlarge us-east-1/use1-az1: gpu_count must be positive" in report.summary()

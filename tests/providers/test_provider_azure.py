@@ -217,3 +217,10 @@ def test_without_anything_known_the_bundled_file_lists_the_sizes() -> None:
     sizes = bundled_sizes()
     assert sizes, "data/catalog/azure.csv lists Azure GPU sizes"
     assert all(spec.regions and spec.gpu_count > 0 for spec in sizes.values())
+
+
+def test_with_a_subscription_resource_skus_come_from_the_sdk_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", "00000000-0000-0000-0000-000000000000")
+    provider = AzureProvider.from_environment(timeout_s=5, attempts=2)
+    assert provider._resource_skus is not None
+    assert provider._credentials_note is None
