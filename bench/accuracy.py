@@ -33,13 +33,31 @@ def _cell(errors: Errors) -> str:
     return f"{errors.median:6.1f} {errors.mean:6.1f} {errors.count:4d}"
 
 
+def _family_filter(family: str) -> Callable[[Benchmark], bool]:
+    def keep(row: Benchmark) -> bool:
+        return row.family == family
+
+    return keep
+
+
+def _gpu_filter(gpu: str) -> Callable[[Benchmark], bool]:
+    def keep(row: Benchmark) -> bool:
+        return row.gpu.id == gpu
+
+    return keep
+
+
+def _everything(row: Benchmark) -> bool:
+    return True
+
+
 def main() -> None:
     started = time.perf_counter()
     rows = calibration.load_benchmarks()
-    params = perf_params()
-    in_sample = dict(enumerate(calibration.predict_with(params, rows)))
-    by_gpu = calibration.cross_validate(rows, params, lambda row: row.gpu.id)
-    by_source = calibration.cross_validate(rows, params, lambda row: row.source_name)
+    # Cross-validation refits from the priors, never from the bundled (already fitted) coefficients.
+    in_sample = dict(enumerate(calibration.predict_with(perf_params(), rows)))
+    by_gpu = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.gpu.id)
+    by_source = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.source_name)
     base_gpu = calibration.baseline_predictions(rows, lambda row: row.gpu.id)
     base_source = calibration.baseline_predictions(rows, lambda row: row.source_name)
     columns = {
@@ -50,12 +68,11 @@ def main() -> None:
         "baseline source-out": base_source,
     }
     groups: list[tuple[str, Callable[[Benchmark], bool]]] = [
-        (family, lambda row, f=family: row.family == f) for family in calibration.FAMILIES
+        (family, _family_filter(family)) for family in calibration.FAMILIES
     ]
-    groups.append(("overall", lambda row: True))
-    print(
-        f"{len(rows)} measurements from {len({r.source_name for r in rows})} sources, {len({r.gpu.id for r in rows})} GPUs"
-    )
+    groups.append(("overall", _everything))
+    sources, gpus = len({r.source_name for r in rows}), len({r.gpu.id for r in rows})
+    print(f"{len(rows)} measurements from {sources} sources, {gpus} GPUs")
     print("absolute percentage error: median mean count")
     print(f"{'family':10s}" + "".join(f" | {name:>17s}" for name in columns))
     for name, keep in groups:
@@ -69,13 +86,13 @@ def main() -> None:
     print()
     print("per held-out GPU (leave-one-GPU-out): median APE, rows")
     for gpu in sorted({row.gpu.id for row in rows}):
-        errors = _errors(rows, by_gpu, lambda row, g=gpu: row.gpu.id == g)
-        baseline = _errors(rows, base_gpu, lambda row, g=gpu: row.gpu.id == g)
+        errors = _errors(rows, by_gpu, _gpu_filter(gpu))
+        baseline = _errors(rows, base_gpu, _gpu_filter(gpu))
         print(f"  {gpu:16s} model {errors.median:6.1f}% ({errors.count})   baseline {baseline.median:6.1f}%")
     summary = {
-        "cv_gpu_median_ape": round(_errors(rows, by_gpu, lambda row: True).median, 2),
-        "cv_source_median_ape": round(_errors(rows, by_source, lambda row: True).median, 2),
-        "baseline_gpu_median_ape": round(_errors(rows, base_gpu, lambda row: True).median, 2),
+        "cv_gpu_median_ape": round(_errors(rows, by_gpu, _everything).median, 2),
+        "cv_source_median_ape": round(_errors(rows, by_source, _everything).median, 2),
+        "baseline_gpu_median_ape": round(_errors(rows, base_gpu, _everything).median, 2),
         "seconds": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(summary))

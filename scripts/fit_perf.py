@@ -29,64 +29,6 @@ from planner.hardware import lookup  # noqa: E402
 from planner.perf import calibration  # noqa: E402
 from planner.perf.workloads import WORKLOADS  # noqa: E402
 
-# Physically motivated starting values (and the priors the fit is weakly pulled towards).
-PRIORS: dict[str, Any] = {
-    "version": 1,
-    "transformer": {
-        "peak_efficiency": 0.7,
-        "fp32_relative": 0.8,
-        "tf32_relative": 0.6,
-        "fp16_relative": 1.0,
-        "bf16_relative": 1.0,
-        "fp8_relative": 0.65,
-        "hidden_half": 200.0,
-        "tokens_half": 512.0,
-        "bytes_per_activation": 40.0,
-        "recompute_memory_share": 0.5,
-        "vector_flops_per_flop": 0.002,
-    },
-    "cnn": {
-        "peak_efficiency": 0.5,
-        "fp32_relative": 0.8,
-        "tf32_relative": 0.5,
-        "fp16_relative": 1.0,
-        "bf16_relative": 1.0,
-        "fp8_relative": 0.6,
-        "batch_half": 8.0,
-        "bytes_per_flop": 0.05,
-        "vector_flops_per_flop": 0.01,
-    },
-    "memory": {
-        "adam_bytes_per_param": 16.0,
-        "lora_trainable_fraction": 0.01,
-        "activation_bytes_per_token_hidden": 34.0,
-    },
-    "comm": {
-        "nvlink_efficiency": 0.75,
-        "pcie_efficiency": 0.5,
-        "network_efficiency": 0.8,
-        "gradient_bytes": 4.0,
-        "overlap": 0.8,
-        "loss_per_node_doubling": 0.02,
-        "layer_overhead_s": 2e-4,
-        "collective_latency_s": 3e-5,
-    },
-    # Average board power as a fraction of TDP when idle-waiting and when computing (nvidia-smi practice).
-    "power": {"idle_fraction": 0.3, "busy_fraction": 0.85},
-    "band": {"cnn": [0.15, 0.15], "transformer": [0.2, 0.2]},
-    "calibrated_architectures": [],
-    # Typical network per 8-GPU node: p3dn 100, p4d 400, p5/p6 3200 Gbps; PCIe-card instances about 100.
-    "network_gbps_by_architecture": {
-        "default": 400.0,
-        "pcie": 100.0,
-        "volta": 100.0,
-        "ampere": 400.0,
-        "hopper": 3200.0,
-        "blackwell": 3200.0,
-        "cdna3": 3200.0,
-    },
-}
-
 # MPT shapes (llm-foundry yamls): name -> (layers, hidden, heads).
 MPT_SHAPES = {
     "mpt-125m": (12, 768, 12),
@@ -334,8 +276,8 @@ def main() -> None:
     if args.no_fit:
         return
     rows = calibration.load_benchmarks(ROOT / "data" / "benchmarks.csv")
-    params = calibration.fit(rows, PRIORS)
-    predictions = calibration.cross_validate(rows, params, lambda row: row.gpu.id)
+    params = calibration.fit(rows, calibration.PRIORS)
+    predictions = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.gpu.id)
     params["band"] = {"cnn": _band(rows, predictions, "cnn"), "transformer": _band(rows, predictions, "transformer")}
     params["calibrated_architectures"] = sorted({row.gpu.architecture for row in rows})
     params["fitted_on"] = {

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from planner._data import data_dir
-from planner.hardware import GpuSpec, gpu_table
+from planner.hardware import PRECISIONS, GpuSpec, gpu_table
 from planner.perf import model
 from planner.perf.workloads import Workload
 
@@ -69,19 +69,79 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "fp32_relative", 0.2, 1.5),
     ("transformer", "fp8_relative", 0.3, 1.0),
     ("transformer", "vector_flops_per_flop", 1e-5, 0.1),
+    ("transformer", "attention_relative", 0.1, 1.5),
     ("cnn", "peak_efficiency", 0.05, 0.95),
-    ("cnn", "vector_flops_per_flop", 1e-5, 0.5),
+    ("cnn", "vector_flops_per_flop", 1e-5, 0.15),
     ("cnn", "batch_half", 0.1, 256.0),
     ("cnn", "bytes_per_flop", 0.001, 2.0),
-    ("cnn", "tf32_relative", 0.1, 1.5),
+    ("cnn", "tf32_relative", 0.1, 2.5),
     ("cnn", "fp32_relative", 0.1, 2.0),
-    ("comm", "overlap", 0.0, 1.0),
+    ("comm", "overlap", 0.01, 1.0),
     ("comm", "pcie_efficiency", 0.05, 1.0),
-    ("comm", "loss_per_node_doubling", 0.0, 0.2),
+    ("comm", "loss_per_node_doubling", 1e-4, 0.2),
     ("comm", "layer_overhead_s", 1e-6, 5e-3),
     ("comm", "collective_latency_s", 1e-6, 1e-3),
 )
 FAMILIES = ("cnn", "encoder", "decoder")
+
+# Physically motivated starting values (and the priors the fit is weakly pulled towards).
+PRIORS: dict[str, Any] = {
+    "version": 1,
+    "transformer": {
+        "peak_efficiency": 0.7,
+        "fp32_relative": 0.8,
+        "tf32_relative": 0.6,
+        "fp16_relative": 1.0,
+        "bf16_relative": 1.0,
+        "fp8_relative": 0.65,
+        "hidden_half": 200.0,
+        "tokens_half": 512.0,
+        "bytes_per_activation": 40.0,
+        "recompute_memory_share": 0.5,
+        "vector_flops_per_flop": 0.002,
+        "attention_relative": 0.7,
+    },
+    "cnn": {
+        "peak_efficiency": 0.5,
+        "fp32_relative": 0.8,
+        "tf32_relative": 0.5,
+        "fp16_relative": 1.0,
+        "bf16_relative": 1.0,
+        "fp8_relative": 0.6,
+        "batch_half": 8.0,
+        "bytes_per_flop": 0.05,
+        "vector_flops_per_flop": 0.1,
+    },
+    "memory": {
+        "adam_bytes_per_param": 16.0,
+        "lora_trainable_fraction": 0.01,
+        "activation_bytes_per_token_hidden": 34.0,
+    },
+    "comm": {
+        "nvlink_efficiency": 0.75,
+        "pcie_efficiency": 0.5,
+        "network_efficiency": 0.8,
+        "gradient_bytes": 4.0,
+        "overlap": 0.8,
+        "loss_per_node_doubling": 0.02,
+        "layer_overhead_s": 2e-4,
+        "collective_latency_s": 3e-5,
+    },
+    # Average board power as a fraction of TDP when idle-waiting and when computing (nvidia-smi practice).
+    "power": {"idle_fraction": 0.3, "busy_fraction": 0.85},
+    "band": {"cnn": [0.15, 0.15], "transformer": [0.2, 0.2]},
+    "calibrated_architectures": [],
+    # Typical network per 8-GPU node: p3dn 100, p4d 400, p5/p6 3200 Gbps; PCIe-card instances about 100.
+    "network_gbps_by_architecture": {
+        "default": 400.0,
+        "pcie": 100.0,
+        "volta": 100.0,
+        "ampere": 400.0,
+        "hopper": 3200.0,
+        "blackwell": 3200.0,
+        "cdna3": 3200.0,
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -237,7 +297,8 @@ def _active(rows: Sequence[Benchmark]) -> list[tuple[str, str, float, float]]:
         if section in ("cnn", "transformer"):
             if section not in sections:
                 continue
-            if key.endswith("_relative") and (section, key.removesuffix("_relative")) not in precisions:
+            precision = key.removesuffix("_relative")
+            if precision in PRECISIONS and (section, precision) not in precisions:
                 continue
         if key == "overlap" and not multi_gpu:
             continue

@@ -156,8 +156,10 @@ def _dp_bandwidth(spec: GpuSpec, interconnect: str, dp: int, gpus_per_node: int,
     intra = _link_gbs(spec, interconnect, min(dp, gpus_per_node))
     if dp <= gpus_per_node:
         return intra
-    per_gpu_net = network_gbps / 8.0 / gpus_per_node * perf_params()["comm"]["network_efficiency"]
-    return min(intra, per_gpu_net)
+    # Hierarchical (NCCL tree/multi-ring) collectives spread the cross-node traffic over all NICs of a node,
+    # so the node's whole network bandwidth counts, capped by the intra-node link.
+    node_net = network_gbps / 8.0 * perf_params()["comm"]["network_efficiency"]
+    return min(intra, node_net)
 
 
 def _efficiency_scale(spec: GpuSpec, precision: str, family: dict[str, float]) -> float:
@@ -193,17 +195,24 @@ def _sample_time(
     # LoRA skips weight gradients of frozen weights: backward is one matmul pass instead of two.
     backward = forward if wl.mode == "lora" else 2.0 * forward
     model_flops = forward + backward
-    hw_flops = model_flops + (forward if recompute else 0.0)
+    passes = (model_flops + (forward if recompute else 0.0)) / forward
+    hw_flops = forward * passes
     shard_hidden = hidden / tp
     eff = _efficiency_scale(spec, precision, fam)
     eff *= shard_hidden / (shard_hidden + fam["hidden_half"])
     eff *= tokens / (tokens + fam["tokens_half"])
+    # Fused attention kernels (FlashAttention) reach a lower share of the peak than large GEMMs; with FP8 only
+    # the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
+    attention_rate = peak * eff * fam["attention_relative"]
+    if precision == "fp8":
+        attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / fam["fp8_relative"]
+    matmul_time = (linear / (peak * eff) + attention / attention_rate) * passes
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
-    return hw_flops / tp / (peak * eff) + vector, mem_bytes / bw, model_flops / tp
+    return matmul_time / tp + vector, mem_bytes / bw, model_flops / tp
 
 
 def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:

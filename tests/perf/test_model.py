@@ -1,0 +1,180 @@
+"""Properties of the performance model that must hold whatever the fitted coefficients."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.errors import InputError
+from planner.perf.model import Estimate, estimate
+from planner.perf.workloads import WORKLOADS, Workload, get_workload
+
+DATACENTER = [
+    "V100-16GB",
+    "T4",
+    "A10G",
+    "L4",
+    "A100-40GB",
+    "A100-80GB",
+    "L40S",
+    "H100-SXM",
+    "H100-PCIe",
+    "H200",
+    "B200",
+]
+
+
+@pytest.mark.parametrize("workload", ["resnet50", "bert-large", "mpt-7b", "llama-2-13b"])
+@pytest.mark.parametrize("gpu", ["A100-80GB", "H100-SXM", "L40S"])
+def test_more_gpus_in_one_node_never_lower_total_throughput(workload: str, gpu: str) -> None:
+    rates = [estimate(workload, gpu, n).throughput for n in (1, 2, 4, 8)]
+    assert all(b >= a * 0.999 for a, b in itertools.pairwise(rates)), rates
+
+
+@pytest.mark.parametrize("workload", ["mpt-7b", "llama-2-7b", "bert-large"])
+def test_faster_gpu_is_not_slower_on_compute_bound_work(workload: str) -> None:
+    order = ["V100-32GB", "A100-80GB", "H100-SXM", "B200"]
+    rates = [estimate(workload, gpu, 8, "fp16").throughput for gpu in order]
+    assert rates == sorted(rates), dict(zip(order, rates, strict=True))
+
+
+def test_h100_over_a100_on_resnet50_tracks_bandwidth_not_flops() -> None:
+    ratio = (
+        estimate("resnet50", "H100-SXM", 1, "fp16").throughput / estimate("resnet50", "A100-80GB", 1, "fp16").throughput
+    )
+    assert 1.4 < ratio < 2.2
+
+
+def test_fp8_gain_over_bf16_is_well_below_two() -> None:
+    ratio = estimate("llama-2-7b", "H100-SXM", 8, "fp8").throughput / estimate("llama-2-7b", "H100-SXM", 8).throughput
+    assert 1.05 < ratio < 1.6
+
+
+@settings(max_examples=25, deadline=None)
+@given(layers=st.integers(4, 48), hidden_units=st.integers(4, 48))
+def test_memory_grows_with_parameters(layers: int, hidden_units: int) -> None:
+    hidden = hidden_units * 128
+    small = get_workload("transformer", layers=layers, hidden=hidden, seq_len=2048)
+    large = get_workload("transformer", layers=layers * 2, hidden=hidden, seq_len=2048)
+    a = estimate(small, "H100-SXM", 1, batch_per_gpu=1)
+    b = estimate(large, "H100-SXM", 1, batch_per_gpu=1)
+    assert large.params > small.params
+    assert b.memory_per_gpu_gib > a.memory_per_gpu_gib
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    workload=st.sampled_from(sorted(WORKLOADS)),
+    gpu=st.sampled_from(DATACENTER),
+    gpus=st.sampled_from([1, 2, 8, 16, 64]),
+    tokens=st.floats(1e6, 1e12),
+)
+def test_time_equals_work_over_throughput(workload: str, gpu: str, gpus: int, tokens: float) -> None:
+    result = estimate(workload, gpu, gpus, "fp16", tokens=tokens)
+    assert result.work == pytest.approx(tokens)
+    assert result.time_to_solution_hours == pytest.approx(tokens / result.throughput / 3600.0, rel=1e-9)
+    assert result.throughput_low < result.throughput < result.throughput_high
+    assert 0 < result.mfu < 1
+    assert result.energy_kwh > 0
+    assert result.nodes == math.ceil(gpus / 8)
+
+
+def test_default_work_is_twenty_tokens_per_parameter() -> None:
+    result = estimate("llama-2-7b", "H100", 8)
+    assert result.work == pytest.approx(20 * WORKLOADS["llama-2-7b"].params)
+    assert result.throughput_unit == "tokens/s"
+    assert estimate("resnet50", "A100-80GB").throughput_unit == "images/s"
+    assert estimate("bert-base", "A100-80GB").throughput_unit == "sequences/s"
+
+
+def test_model_that_does_not_fit_reports_why_and_minimum_gpus() -> None:
+    result = estimate("llama-2-70b", "A100-80GB", 1)
+    assert isinstance(result, Estimate)
+    assert result.fits_in_memory is False
+    assert result.why_not_fits and "GiB" in result.why_not_fits
+    assert result.min_gpus_to_fit is not None and result.min_gpus_to_fit > 1
+    bigger = estimate("llama-2-70b", "A100-80GB", result.min_gpus_to_fit)
+    assert bigger.fits_in_memory
+
+
+def test_lora_needs_less_memory_than_full_finetuning() -> None:
+    full = estimate("llama-2-7b", "A100-80GB", 1, mode="finetune", batch_per_gpu=1)
+    lora = estimate("llama-2-7b", "A100-80GB", 1, mode="lora", batch_per_gpu=1)
+    assert lora.memory_per_gpu_gib < full.memory_per_gpu_gib / 2
+    assert lora.fits_in_memory and not full.fits_in_memory
+
+
+def test_multi_node_uses_the_network() -> None:
+    fast = estimate("llama-2-7b", "H100-SXM", 64, network_gbps=3200)
+    slow = estimate("llama-2-7b", "H100-SXM", 64, network_gbps=100)
+    assert fast.nodes == 8
+    assert slow.throughput < fast.throughput
+    assert slow.throughput_per_gpu < estimate("llama-2-7b", "H100-SXM", 8).throughput_per_gpu
+
+
+def test_efficiency_sets_the_mfu_and_measured_rescales() -> None:
+    mine = estimate("llama-2-7b", "A100-80GB", 8, efficiency=0.2)
+    assert mine.mfu == pytest.approx(0.2)
+    model_a100 = estimate("llama-2-7b", "A100-80GB", 1, batch_per_gpu=1).throughput
+    rescaled = estimate(
+        "llama-2-7b", "H100-SXM", 1, batch_per_gpu=1, measured=model_a100 / 2, measured_on="A100-80GB:1"
+    )
+    plain = estimate("llama-2-7b", "H100-SXM", 1, batch_per_gpu=1)
+    assert rescaled.throughput == pytest.approx(plain.throughput / 2, rel=0.02)
+
+
+def test_result_is_plain_python() -> None:
+    data = estimate("mpt-7b", "H100", 16).to_dict()
+    for key in ("throughput", "step_time_s", "time_to_solution_hours", "memory_per_gpu_gib", "mfu", "energy_kwh"):
+        assert type(data[key]) is float
+    assert type(data["fits_in_memory"]) is bool
+    assert all(isinstance(item, str) for item in data["assumptions"])
+
+
+def test_bf16_on_a_gpu_without_it_falls_back_to_fp16_with_a_note() -> None:
+    result = estimate("bert-base", "V100", 1, "bf16")
+    assert result.precision == "fp16"
+    assert any("BF16" in note for note in result.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"workload": "mpt-7b", "gpu": "V100", "precision": "fp8"}, "fp8"),
+        ({"workload": "mpt-7b", "gpu": "H100", "gpus": 0}, "--gpus"),
+        ({"workload": "mpt-7b", "gpu": "H100", "gpus": -3}, "--gpus"),
+        ({"workload": "mpt-7b", "gpu": "H100", "precision": "int4"}, "--precision"),
+        ({"workload": "nope", "gpu": "H100"}, "unknown workload"),
+        ({"workload": "mpt-7b", "gpu": "H900"}, "unknown GPU"),
+        ({"workload": "mpt-7b", "gpu": "H100", "seq_len": 0}, "--seq-len"),
+        ({"workload": "mpt-7b", "gpu": "H100", "interconnect": "ethernet"}, "--interconnect"),
+        ({"workload": "mpt-7b", "gpu": "H100", "efficiency": 1.5}, "--efficiency"),
+        ({"workload": "mpt-7b", "gpu": "H100", "measured": 100.0}, "--measured"),
+        ({"workload": "resnet50", "gpu": "H100", "seq_len": 128}, "--seq-len"),
+        ({"workload": "transformer", "gpu": "H100", "hidden": 1024}, "--layers"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_field(kwargs: dict[str, object], field: str) -> None:
+    with pytest.raises(InputError) as info:
+        estimate(**kwargs)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert field in message
+    assert "\n" not in message
+
+
+def test_custom_transformer_derives_parameters() -> None:
+    custom = get_workload("transformer", layers=32, hidden=4096, seq_len=4096, vocab=32000)
+    assert isinstance(custom, Workload)
+    assert custom.params == pytest.approx(12 * 32 * 4096**2 + 32000 * 4096)
+    assert estimate(custom, "H100", 8).throughput > 0
+
+
+def test_accepted_gpu_names() -> None:
+    names = ["V100", "V100-16GB", "V100-32GB", "V100-PCIe", "T4", "A10G", "A10", "L4", "L40S", "A100-40GB"]
+    names += ["A100-80GB", "A100-PCIe-80GB", "H100", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "GH200", "B200"]
+    for name in names:
+        assert estimate("bert-base", name, 1, "fp16").throughput > 0, name
