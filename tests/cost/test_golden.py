@@ -14,6 +14,7 @@ import pytest
 from cost.fakes import FakeEstimator, small_catalog
 from planner import report
 from planner.cost.rank import TABLE_COLUMNS, rank
+from planner.errors import InputError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "cost"
 
@@ -52,3 +53,26 @@ def test_golden_ranking_by_hand() -> None:
     assert best["time_to_solution_hours"] == pytest.approx(wall)
     assert best["expected_interruptions"] == pytest.approx(rate * wall)
     assert best["cost_usd"] == pytest.approx(math.ceil(wall * 3600) / 3600 * 9.0)
+
+
+def test_cost_lines_are_named_items_that_sum_to_the_total() -> None:
+    result = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9)
+    azure = result.table[result.table["provider"] == "azure"].iloc[0]
+    lines = result.cost_lines(int(azure["rank"]))
+    assert [line.name for line in lines] == [
+        "spot compute: training",
+        "spot compute: start-up",
+        "spot compute: expected rework after interruptions",
+        "billing rounding (per minute)",
+    ]
+    assert all(line.unit == "instance-hour" and line.unit_price_usd == 40.0 for line in lines)
+    assert lines[1].quantity == pytest.approx(0.25)
+    assert sum(line.cost_usd for line in lines) == pytest.approx(azure["cost_usd"])
+    # Azure bills whole minutes: the billed hours are a whole number of minutes.
+    billed = sum(line.quantity for line in lines)
+    assert billed * 60 == pytest.approx(round(billed * 60))
+    breakdown = result.breakdown()
+    totals = breakdown.groupby("rank")["cost_usd"].sum()
+    assert totals.to_numpy() == pytest.approx(result.table.set_index("rank")["cost_usd"].to_numpy())
+    with pytest.raises(InputError, match="no option ranked 99"):
+        result.cost_lines(99)
