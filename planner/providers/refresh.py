@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -20,7 +20,7 @@ from typing import Any
 
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import Rejected, validate_rows
-from planner.errors import CatalogError, InputError, MissingCredentials, MissingExtra, PlannerError
+from planner.errors import CatalogError, InputError, PlannerError
 from planner.providers import provider_class, provider_names
 from planner.providers.base import (
     FetchResult,
@@ -217,9 +217,7 @@ def refresh_provider(
     try:
         provider.use_previous(previous)
         result: FetchResult = provider.fetch(regions, progress=progress)
-    except (MissingCredentials, MissingExtra) as exc:
-        return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
-    except PlannerError as exc:
+    except PlannerError as exc:  # MissingCredentials, MissingExtra, ProviderError: one line for the user
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
@@ -241,15 +239,20 @@ def refresh_provider(
     refreshed = set(result.regions) - {f.region for f in result.failures}
     fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
     unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *checked.rejected]}
+    failed = {f.region for f in result.failures}
     carried = []
+    stale = [datetime.now(UTC)]
     for row in previous:
         # Offerings of regions not refreshed now, or whose new row was unreadable, keep their previous prices.
         key = (row["instance_type"], row["region"], row["zone"])
         if key not in fresh and (row["region"] not in refreshed or key[:2] in unreadable):
             add_flag(row, "carried_over")
             carried.append(row)
-    # The snapshot is as old as its oldest price, so `--max-age` is not fooled by a one-region refresh.
-    as_of = min([datetime.now(UTC), *(_parse_time(row["as_of"]) for row in carried)]).isoformat(timespec="seconds")
+            if row["region"] in failed or key[:2] in unreadable:
+                stale.append(_parse_time(row["as_of"]))
+    # A snapshot is as old as the oldest price it should have renewed and could not, so `--max-age` is not
+    # fooled by a partial refresh; regions outside the refresh (not asked for, not enabled) keep their own as_of.
+    as_of = min(stale).isoformat(timespec="seconds")
     try:
         written = store.write_snapshot(
             name, [*checked.accepted, *carried], source=provider.source, as_of=as_of, kind="live"
@@ -274,8 +277,6 @@ def _parse_time(text: str) -> datetime:
 
 
 def _replace(report: ProviderReport, **changes: Any) -> ProviderReport:
-    from dataclasses import replace
-
     return replace(report, **changes)
 
 

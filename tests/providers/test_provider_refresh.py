@@ -318,9 +318,17 @@ def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
     assert (report["aws"].rows_written, report["aws"].carried_over, len(report["aws"].rejected)) == (1, 1, 1)
 
 
-def test_snapshot_age_is_that_of_its_oldest_kept_price(tmp_path: Path) -> None:
+def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=52.0)])
-    refresh("aws", regions=["us-east-1"], store=store, clients={"aws": aws}, progress=False)
+    ok = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=52.0)])
+    refresh("aws", regions=["us-east-1"], store=store, clients={"aws": ok}, progress=False)
     info = next(s for s in store.current_snapshots() if s.provider == "aws")
-    assert (info.kind, info.as_of) == ("live", OLD)  # eu-west-1 still carries January's price
+    assert info.as_of > OLD  # eu-west-1 was not asked for: its rows keep their own as_of
+    failing = ScriptedProvider(
+        "aws",
+        [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=53.0)],
+        failures=[RegionFailure("eu-west-1", "HTTP 503")],
+    )
+    refresh("aws", store=store, clients={"aws": failing}, progress=False)
+    info = next(s for s in store.current_snapshots() if s.provider == "aws")
+    assert info.as_of == OLD  # eu-west-1 should have been renewed and still carries January's price
