@@ -141,8 +141,9 @@ def test_riskier_spot_bucket_costs_more() -> None:
     ]
     result = rank("llama-3-8b", catalog=pd.DataFrame(rows), estimator=FakeEstimator(), tokens=1e9, pricing="spot")
     by_type = result.table.set_index("instance_type")
-    interruptions = [by_type.loc[f"t{i}", "expected_interruptions"] for i in range(len(rows))]
-    times = [by_type.loc[f"t{i}", "time_to_solution_hours"] for i in range(len(rows))]
+    order = [f"t{i}" for i in range(len(rows))]
+    interruptions = by_type["expected_interruptions"].reindex(order).to_numpy(dtype=float).tolist()
+    times = by_type["time_to_solution_hours"].reindex(order).to_numpy(dtype=float).tolist()
     assert interruptions == sorted(interruptions) and interruptions[0] < interruptions[-1]
     assert times == sorted(times)
 
