@@ -64,6 +64,10 @@ CREDENTIALS_HINT = (
 TYPES_PER_CALL = 100
 
 
+class CredentialsRejected(Exception):
+    """A region refused the credentials (expired session, wrong keys) rather than failing."""
+
+
 def _error_code(exc: BaseException) -> str:
     response = getattr(exc, "response", None)
     if isinstance(response, Mapping):
@@ -251,7 +255,7 @@ class AwsProvider(Provider):
             workers=self._workers,
             progress=progress,
         )
-        if failures and not done and all("credentials" in f.reason for f in failures):
+        if failures and not done and all(f.reason.startswith(CredentialsRejected.__name__) for f in failures):
             raise MissingCredentials(f"aws: credentials rejected in every region; {CREDENTIALS_HINT}")
         for region in wanted:
             if region in done:
@@ -287,7 +291,7 @@ class AwsProvider(Provider):
             return self._region_rows(region, buckets, as_of)
         except Exception as exc:
             if _is_auth_error(exc):
-                raise RuntimeError(f"credentials rejected ({_error_code(exc) or type(exc).__name__})") from None
+                raise CredentialsRejected(f"credentials rejected ({_error_code(exc) or type(exc).__name__})") from None
             raise
 
     def _region_rows(
