@@ -151,7 +151,7 @@ class Benchmark:
     source: str
     source_date: str
     source_row: int
-    workload: Workload
+    workload: Workload | None  # None for a measured job the model does not cover (kept for the record)
     family: str
     precision: str
     gpu: GpuSpec
@@ -190,19 +190,23 @@ def load_benchmarks(path: Path | None = None, *, used_only: bool = True) -> list
                 continue
             family = row["family"]
             unit = row["throughput_unit"]
-            wl = Workload(
-                name=row["workload"],
-                kind="cnn" if family == "cnn" else family,
-                params=float(row["params"]),
-                layers=_int(row["layers"]),
-                hidden=_int(row["hidden"]),
-                heads=_int(row["heads"]),
-                vocab=_int(row["vocab"]),
-                seq_len=_int(row["seq_len"]),
-                work_unit=unit.split("/")[0],
-                mode=row["mode"],
-                flops_per_sample=model_flops_per_image(row["workload"]) if family == "cnn" else None,
-                activation_bytes_per_sample=None,
+            wl = (
+                None
+                if family not in FAMILIES
+                else Workload(
+                    name=row["workload"],
+                    kind="cnn" if family == "cnn" else family,
+                    params=float(row["params"]),
+                    layers=_int(row["layers"]),
+                    hidden=_int(row["hidden"]),
+                    heads=_int(row["heads"]),
+                    vocab=_int(row["vocab"]),
+                    seq_len=_int(row["seq_len"]),
+                    work_unit=unit.split("/")[0],
+                    mode=row["mode"],
+                    flops_per_sample=model_flops_per_image(row["workload"]) if family == "cnn" else None,
+                    activation_bytes_per_sample=None,
+                )
             )
             plan = model.Plan(
                 tp=_int(row["tensor_parallel"], 1),
@@ -248,6 +252,8 @@ def model_flops_per_image(workload: str) -> float:
 
 def predict(row: Benchmark) -> float:
     """The model's total throughput for the row's workload, GPU, precision and layout (current parameters)."""
+    if row.workload is None:
+        raise ValueError(f"row {row.source_row} of {row.source} has no modelled workload")
     return model.throughput_with_plan(
         row.workload,
         row.gpu,
@@ -384,6 +390,8 @@ def cross_validate(
 def config_key(row: Benchmark) -> tuple[Any, ...]:
     """Rows measuring the same job on different GPUs share this key (for ratio errors and the baseline)."""
     wl = row.workload
+    if wl is None:
+        return (row.source_name, row.source_row)
     precision_class = "mixed" if row.precision in ("fp16", "bf16") else row.precision
     if precision_class == "tf32":
         precision_class = "fp32"

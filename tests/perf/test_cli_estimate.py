@@ -1,0 +1,146 @@
+"""`gpuplan estimate`: the JSON contract, the table view and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from planner.cli.main import app
+from planner.cli.workload_opts import workload_from_cli
+
+CONTRACT = {
+    "throughput": float,
+    "throughput_unit": str,
+    "step_time_s": float,
+    "time_to_solution_hours": float,
+    "memory_per_gpu_gib": float,
+    "fits_in_memory": bool,
+    "mfu": float,
+    "energy_kwh": float,
+    "throughput_low": float,
+    "throughput_high": float,
+    "assumptions": list,
+}
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["estimate", *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "unit"),
+    [
+        (["--workload", "llama-2-7b", "--gpu", "H100", "--gpus", "16"], "tokens/s"),
+        (["--workload", "resnet50", "--gpu", "A100-80GB", "--precision", "fp16"], "images/s"),
+        (["--workload", "bert-large", "--gpu", "L4", "--seq-len", "512"], "sequences/s"),
+        (
+            [
+                "-w",
+                "transformer",
+                "--params",
+                "1.3e9",
+                "--layers",
+                "24",
+                "--hidden",
+                "2048",
+                "--seq-len",
+                "2048",
+                "-g",
+                "L40S",
+            ],
+            "tokens/s",
+        ),
+    ],
+)
+def test_json_contract(args: list[str], unit: str) -> None:
+    code, output = run(*args, "--format", "json")
+    assert code == 0, output
+    payload = json.loads(output)
+    for key, kind in CONTRACT.items():
+        assert isinstance(payload[key], kind), key
+    assert payload["throughput_unit"] == unit
+    assert payload["throughput_low"] < payload["throughput"] < payload["throughput_high"]
+
+
+def test_gpus_above_eight_are_nodes_of_eight_with_the_given_network() -> None:
+    code, output = run("-w", "mpt-7b", "-g", "H100", "-n", "32", "--network-gbps", "400", "-f", "json")
+    assert code == 0, output
+    payload = json.loads(output)
+    assert payload["nodes"] == 4
+    assert payload["network_gbps"] == 400.0
+
+
+def test_table_view_shows_numbers_and_assumptions() -> None:
+    code, output = run("-w", "llama-2-70b", "-g", "A100-80GB", "-n", "2")
+    assert code == 0, output
+    assert "time to solution" in output
+    assert "does not fit" in output
+    assert "layout:" in output
+
+
+def test_measured_and_tokens_flow_through() -> None:
+    code, output = run(
+        "-w",
+        "mpt-7b",
+        "-g",
+        "H100",
+        "--tokens",
+        "1e9",
+        "--measured",
+        "1000",
+        "--measured-on",
+        "A100-80GB:1",
+        "-f",
+        "json",
+    )
+    assert code == 0, output
+    payload = json.loads(output)
+    assert payload["work"] == 1e9
+    assert any("measurement" in line for line in payload["assumptions"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["-w", "mpt-7b", "-g", "V100", "-p", "fp8"], "fp8"),
+        (["-w", "mpt-7b", "-g", "H100", "-n", "0"], "--gpus"),
+        (["-w", "mpt-7b", "-g", "H100", "--seq-len", "-5"], "--seq-len"),
+        (["-w", "gpt-5", "-g", "H100"], "unknown workload"),
+        (["-w", "mpt-7b", "-g", "H100", "--efficiency", "0.3", "--measured", "1", "--measured-on", "A100"], "either"),
+        (["-w", "mpt-7b", "-g", "H100", "--mode", "rlhf"], "--mode"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args: list[str], needle: str) -> None:
+    result = CliRunner().invoke(app, ["estimate", *args])
+    assert result.exit_code != 0
+    assert needle in str(result.exception) or needle in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["-w", "mpt-7b", "-g", "V100", "-p", "fp8"], "fp8"),
+        (["-w", "mpt-7b", "-g", "H100", "--gpus", "0"], "--gpus"),
+    ],
+)
+def test_bad_input_from_a_real_process(args: list[str], needle: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "planner", "estimate", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error:") and needle in lines[0]
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_workload_from_cli_returns_workload_and_options() -> None:
+    workload, extra = workload_from_cli("llama-2-7b", seq_len=2048, tokens=1e9, mode="lora", efficiency=0.3)
+    assert workload.seq_len == 2048 and workload.work == 1e9 and workload.mode == "lora"
+    assert extra == {"efficiency": 0.3}
