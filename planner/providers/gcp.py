@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from planner.errors import MissingCredentials
 from planner.hardware import gpu_table
@@ -22,6 +22,7 @@ from planner.providers.base import (
     FetchResult,
     ProgressHook,
     Provider,
+    RegionFailure,
     apply_family,
     blank_row,
     family_facts,
@@ -30,6 +31,8 @@ from planner.providers.base import (
     resolve_gpu_name,
     settle_availability,
 )
+
+T = TypeVar("T")
 
 COMPUTE_SERVICE = "6F81-5844-456A"  # Compute Engine in the Cloud Billing Catalog
 COMPUTE_ENDPOINT_ENV = "GPUPLAN_GCP_COMPUTE_ENDPOINT"
@@ -143,12 +146,16 @@ def _region_of(zone: str) -> str:
     return zone.rsplit("/", 1)[-1].rsplit("-", 1)[0]
 
 
-def _scoped(pager: Iterable[Any], attribute: str) -> Iterable[tuple[str, Any]]:
-    """(zone, item) from an aggregated-list pager of (``zones/<zone>``, scoped list) pairs."""
+def _scoped(pager: Iterable[Any], attribute: str) -> tuple[list[tuple[str, Any]], dict[str, str]]:
+    """(zone, item) pairs from an aggregated-list pager, and the zones it reported unreachable (with why)."""
+    items: list[tuple[str, Any]] = []
+    unreachable: dict[str, str] = {}
     for scope, scoped in pager:
         zone = scope.rsplit("/", 1)[-1]
-        for item in getattr(scoped, attribute):
-            yield zone, item
+        if "warning" in scoped and scoped.warning.code == "UNREACHABLE":
+            unreachable[zone] = scoped.warning.message or "unreachable"
+        items.extend((zone, item) for item in getattr(scoped, attribute))
+    return items, unreachable
 
 
 def n1_shapes(hosts: Sequence[Any], accelerators: Mapping[str, int]) -> list[Shape]:
@@ -248,13 +255,24 @@ class GcpProvider(Provider):
             machines = pool.submit(self._call, self._list_machine_types)
             accelerators = pool.submit(self._call, self._list_accelerator_types)
             skus = pool.submit(self._call, self._list_skus)
-            machine_list, accelerator_list, sku_list = machines.result(), accelerators.result(), skus.result()
+            (machine_list, lost_machines), (accelerator_list, lost_accelerators) = (
+                machines.result(),
+                accelerators.result(),
+            )
+            sku_list = skus.result()
         found_regions = sorted(
             {_region_of(zone) for zone, _ in machine_list} & (wanted or {_region_of(z) for z, _ in machine_list})
         )
         hook.start(self.name, len(found_regions))
         book = price_book(sku_list, set(found_regions))
         result = FetchResult(regions=sorted(wanted) if wanted else found_regions)
+        # A zone the aggregated list could not reach makes its region incomplete: its old rows are kept.
+        lost: dict[str, list[str]] = {}
+        for zone, message in sorted({**lost_accelerators, **lost_machines}.items()):
+            if wanted is None or _region_of(zone) in wanted:
+                lost.setdefault(_region_of(zone), []).append(f"zone {zone} unreachable: {message}")
+        result.failures = [RegionFailure(region, "; ".join(why)) for region, why in sorted(lost.items())]
+        result.regions = sorted(set(result.regions) | set(lost))
         result.notes.extend(f"gcp: skipped SKU {s}" for s in book.skipped[:5])
         as_of = self._now().isoformat(timespec="seconds")
         for region in found_regions:
@@ -265,22 +283,23 @@ class GcpProvider(Provider):
         return result
 
     # -- API calls ------------------------------------------------------------------------------
-    def _call(self, listing: Callable[[], list[Any]]) -> list[Any]:
+    def _call(self, listing: Callable[[], T]) -> T:
         try:
-            return list(self._retry(listing)())
+            answer: T = self._retry(listing)()
+            return answer
         except Exception as exc:
             name = type(exc).__name__
             if name in ("RefreshError", "Unauthenticated", "Unauthorized", "DefaultCredentialsError"):
                 raise MissingCredentials(f"gcp: credentials rejected ({name}); {CREDENTIALS_HINT}") from None
             raise
 
-    def _list_machine_types(self) -> list[tuple[str, Any]]:
+    def _list_machine_types(self) -> tuple[list[tuple[str, Any]], dict[str, str]]:
         pager = self._machine_types.aggregated_list(project=self._project, timeout=self._timeout_s)
-        return list(_scoped(pager, "machine_types"))
+        return _scoped(pager, "machine_types")
 
-    def _list_accelerator_types(self) -> list[tuple[str, Any]]:
+    def _list_accelerator_types(self) -> tuple[list[tuple[str, Any]], dict[str, str]]:
         pager = self._accelerator_types.aggregated_list(project=self._project, timeout=self._timeout_s)
-        return list(_scoped(pager, "accelerator_types"))
+        return _scoped(pager, "accelerator_types")
 
     def _list_skus(self) -> list[Any]:
         return list(self._catalog.list_skus(parent=f"services/{COMPUTE_SERVICE}", timeout=self._timeout_s))

@@ -355,12 +355,13 @@ def gcp_provider(
     machine_faults: list[BaseException] | None = None,
     sku_faults: list[BaseException] | None = None,
     sku_pages: list[dict[str, Any]] | None = None,
+    machines: dict[str, Any] | None = None,
 ) -> Any:
     """A GcpProvider on fakes built from tests/data/providers, with a fast real google-api-core Retry."""
     from planner.providers.gcp import GcpProvider, default_retry
 
     return GcpProvider(
-        FakeComputeList("machine_types", load("gcp_machine_types.json"), machine_faults),
+        FakeComputeList("machine_types", machines or load("gcp_machine_types.json"), machine_faults),
         FakeComputeList("accelerator_types", load("gcp_accelerator_types.json")),
         FakeCatalog(sku_pages if sku_pages is not None else load("gcp_skus_pages.json")["pages"], sku_faults),
         project="test-project",

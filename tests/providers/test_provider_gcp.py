@@ -113,3 +113,15 @@ def test_accelerator_ids_match_sku_names() -> None:
     assert accelerator_key("nvidia-h100-mega-80gb") == accelerator_key("H100 80GB Mega")
     assert accelerator_key("nvidia-tesla-a100") != accelerator_key("A100 80GB")
     assert load("gcp_skus_pages.json")["pages"][0]["nextPageToken"] == "page-2"
+
+
+def test_an_unreachable_zone_fails_its_region_only() -> None:
+    from planner.providers.base import RegionFailure
+
+    machines = load("gcp_machine_types.json")
+    machines["items"]["zones/us-central1-f"] = {"warning": {"code": "UNREACHABLE", "message": "backend unavailable"}}
+    result = gcp_provider(machines=machines).fetch()
+    assert result.failures == [RegionFailure("us-central1", "zone us-central1-f unreachable: backend unavailable")]
+    assert ("a2-highgpu-1g", "us-central1") in _rows(result)  # the zones that answered still count
+    # The region-wide "no results" warning of an empty zone is not a failure.
+    assert "asia-east2" not in {f.region for f in result.failures}
