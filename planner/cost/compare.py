@@ -61,9 +61,8 @@ def compare(
             rows.append({"choice": name, "pricing": kind, "notes": _why_missing(result, key_column, members, kind)})
             detail_rows.append({})
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
-    for column in ("gpus_per_node", *(c for c in TABLE_COLUMNS if c.endswith(("_usd", "_hours", "_kwh")))):
-        frame[column] = pd.to_numeric(frame[column])
-    for column in ("price_usd_per_hour", "expected_interruptions"):
+    numeric = ("gpus_per_node", "expected_interruptions")
+    for column in (c for c in TABLE_COLUMNS if c in numeric or c.endswith(("_usd", "_hours", "_kwh", "_per_hour"))):
         frame[column] = pd.to_numeric(frame[column])
     frame["rank"] = frame["rank"].astype("Int64")
     frame["nodes"] = frame["nodes"].astype("Int64")

@@ -23,6 +23,7 @@ def monthly_share(rate_per_hour: float) -> float:
 
 
 def describe_option(offers: pd.DataFrame, row: int, nodes: int, spot: int) -> str:
+    """An option in words: "aws 2 x p5.48xlarge (16 x H100-SXM, spot, us-east-1)"."""
     record = offers.iloc[row]
     count = float(record["gpu_count"]) * nodes
     shape = f"{nodes} x " if nodes > 1 else ""
@@ -33,6 +34,7 @@ def describe_option(offers: pd.DataFrame, row: int, nodes: int, spot: int) -> st
 
 
 def hours_text(hours: float) -> str:
+    """Hours for a message: one decimal below 100 h."""
     return f"{hours:.1f} h" if hours < 100 else f"{hours:,.0f} h"
 
 
@@ -52,6 +54,7 @@ def explain_empty(
     budget_usd: float | None,
     excluded: pd.DataFrame,
 ) -> str:
+    """One line saying why no option is left, naming the option that came closest."""
     import numpy as np
 
     def where(i: int) -> str:
