@@ -17,7 +17,7 @@ from typing import Any
 
 from planner._data import data_dir
 from planner.errors import InputError
-from planner.hardware import PRECISIONS, GpuSpec, resolve_gpu
+from planner.hardware import PRECISIONS, GpuSpec, lookup, resolve_gpu
 from planner.perf.workloads import Workload, get_workload
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
@@ -364,13 +364,13 @@ def _global_batch(wl: Workload, dp: int, micro: int) -> int:
 
 
 def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[tuple[int, int, bool, bool]]:
-    """(tp, pp, sharded, recompute) layouts, simplest first."""
+    """(tp, pp, sharded, recompute) layouts, shallowest pipeline first."""
     if not wl.is_transformer:
         return [(1, 1, False, False)]
     plans: list[tuple[int, int, bool, bool]] = []
     head_limit = wl.heads if wl.heads else 64
-    for tp in _divisors(gpus, min(gpus_per_node, 8, head_limit)):
-        for pp in _divisors(gpus // tp, min(64, wl.layers)):
+    for pp in _divisors(gpus, min(64, wl.layers)):
+        for tp in _divisors(gpus // pp, min(gpus_per_node, 8, head_limit)):
             for sharded in (False, True):
                 if sharded and gpus // (tp * pp) == 1:
                     continue
@@ -405,29 +405,40 @@ class _Choice:
 def _choose(
     wl: Workload, spec: GpuSpec, precision: str, gpus: int, gpus_per_node: int, interconnect: str, network: float
 ) -> _Choice:
+    """The fastest layout that fits; pipeline stages only when no shallower pipeline fits (or the smallest misfit)."""
     wanted = _default_micro_batch(wl)
-    best: _Choice | None = None
-    smallest: _Choice | None = None
+    best: tuple[float, Plan, float] | None = None
+    smallest: tuple[float, Plan] | None = None
+    last_pp = 0
     for tp, pp, sharded, recompute in _candidate_plans(wl, gpus, gpus_per_node):
+        if pp != last_pp:
+            if best is not None:
+                break
+            last_pp, skip_recompute = pp, set()
+        if recompute and (tp, sharded) in skip_recompute:
+            continue
         dp = gpus // (tp * pp)
         base = Plan(tp, pp, dp, sharded, recompute, wanted, _global_batch(wl, dp, wanted))
         micro, need = _fit_micro_batch(wl, spec, precision, base, wanted)
         if micro == 0:
-            if smallest is None or need < smallest.memory_bytes:
-                plan = Plan(tp, pp, dp, sharded, recompute, 1, _global_batch(wl, dp, 1))
-                timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
-                smallest = _Choice(plan, timing, need, False)
+            if smallest is None or need < smallest[0]:
+                smallest = (need, Plan(tp, pp, dp, sharded, recompute, 1, _global_batch(wl, dp, 1)))
             continue
+        if not recompute and micro == wanted:
+            # Recomputation only buys memory: with the full micro-batch already fitting it is pure cost.
+            skip_recompute.add((tp, sharded))
         plan = Plan(tp, pp, dp, sharded, recompute, micro, _global_batch(wl, dp, micro))
         timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
         rate = timing.samples_per_step / timing.step_s
-        if best is None or rate > best.timing.samples_per_step / best.timing.step_s * 1.0001:
-            best = _Choice(plan, timing, need, True)
+        if best is None or rate > best[0] * 1.0001:
+            best = (rate, plan, need)
     if best is not None:
-        return best
+        _rate, plan, need = best
+        return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, True)
     if smallest is None:
         raise InputError(f"no parallel layout exists for {gpus} GPUs")
-    return smallest
+    need, plan = smallest
+    return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, False)
 
 
 def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node: int) -> int | None:
@@ -471,7 +482,11 @@ def estimate(
     if "tokens" in options:
         options["work"] = options.pop("tokens")
     wl = get_workload(workload, **options)
-    spec = gpu if isinstance(gpu, GpuSpec) else resolve_gpu(str(gpu))
+    if isinstance(gpu, GpuSpec):
+        spec, gpu_note = gpu, None
+    else:
+        resolution = lookup(str(gpu))
+        spec, gpu_note = resolution.spec, resolution.note
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus <= 0:
         raise InputError(f"--gpus must be a positive integer, got {gpus!r}")
     if gpus_per_node is not None and (not isinstance(gpus_per_node, int) or gpus_per_node <= 0):
@@ -499,6 +514,7 @@ def estimate(
         None if measured is None else float(measured),
         None if measured_on is None else str(measured_on),
         None if efficiency is None else float(efficiency),
+        gpu_note,
     )
 
 
@@ -525,8 +541,9 @@ def _estimate(
     measured: float | None,
     measured_on: str | None,
     efficiency: float | None,
+    gpu_note: str | None = None,
 ) -> Estimate:
-    notes: list[str] = []
+    notes: list[str] = [gpu_note] if gpu_note else []
     prec = _check_precision(spec, precision, notes)
     per_node = gpus_per_node or min(gpus, 8)
     per_node = min(per_node, gpus)
