@@ -186,6 +186,7 @@ def rank(
         measured_on=measured_on,
         efficiency=efficiency,
     )
+    # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
     shown_top = top if top is not None or fmt != "table" else DEFAULT_TABLE_TOP
     result = api_rank(
         built,

@@ -114,6 +114,7 @@ def summarise_exclusions(
         [np.broadcast_to(np.asarray(p[4], dtype=float), (k,)) for p, k in zip(parts, sizes, strict=True)]
     )
     fam = family[rows].astype(np.int64)
+    # One integer per (family, nodes 0..max, pricing -1/0/1, stage 1..6); nodes 0 means "not about a node count".
     key = ((fam * (max_nodes + 1) + nodes) * 3 + (pricing + 1)) * 8 + stage
     # The key space (families x nodes x pricings x stages) is small: count and take minima by direct indexing.
     size = int(family.max()) + 1 if len(family) else 1

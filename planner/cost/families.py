@@ -81,6 +81,7 @@ def estimate_config(
             gpu,
             int(total),
             precision,
+            # The catalog stores GPU counts as floats (fractional GPUs exist); the model wants whole numbers.
             gpus_per_node=int(gpus_per_node) if float(gpus_per_node).is_integer() else gpus_per_node,
             interconnect=interconnect,
             network_gbps=None if network_gbps != network_gbps else float(network_gbps),
