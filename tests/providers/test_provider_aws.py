@@ -269,15 +269,19 @@ def test_moto_regions_and_instance_types(moto_ec2: None) -> None:
     provider = aws_provider(factory)
     assert "eu-central-1" in provider._regions()
     result = provider.fetch(["us-east-1"])
-    p4d = [r for r in result.rows if r["instance_type"] == "p4d.24xlarge"]
-    assert p4d and {r["gpu"] for r in p4d} == {"A100-40GB"}
-    assert {r["price_usd_per_hour"] for r in p4d} == {21.957642}
-    assert all(r["zone"].startswith("use1-az") for r in p4d)
-    types = {r["instance_type"] for r in result.rows}
-    assert {"p3dn.24xlarge", "p4de.24xlarge"} & types or "g5.xlarge" in types
-    gpus = {r["instance_type"]: r["gpu"] for r in result.rows}
-    if "p4de.24xlarge" in gpus:
-        assert gpus["p4de.24xlarge"] == "A100-80GB"  # the resolver picks the variant by memory
+    rows = {(r["instance_type"], r["zone"]): r for r in result.rows}
+    p4d = {zone: r for (name, zone), r in rows.items() if name == "p4d.24xlarge"}
+    assert sorted(p4d) == ["use1-az1", "use1-az2", "use1-az4", "use1-az6"]
+    assert {(r["gpu"], r["price_usd_per_hour"], r["availability"]) for r in p4d.values()} == {
+        ("A100-40GB", 21.957642, "on-demand")
+    }
+    gpus = {name: r["gpu"] for (name, _), r in rows.items()}
+    # The resolver picks the variant from the memory AWS reports (no per-type if-chains).
+    assert (gpus["p4de.24xlarge"], gpus["p3dn.24xlarge"], gpus["p5.48xlarge"]) == ("A100-80GB", "V100-32GB", "H100-SXM")
+    g6f = next(r for (name, _), r in rows.items() if name == "g6f.2xlarge")
+    assert (g6f["gpu"], g6f["gpu_count"]) == ("L4", 0.25)
+    # No on-demand price and no spot price published: listed as reservation-only, not dropped.
+    assert {r["availability"] for (name, _), r in rows.items() if name == "p5.48xlarge"} == {"reservation-only"}
 
 
 def test_credentials_rejected_in_every_region_is_missing_credentials() -> None:
