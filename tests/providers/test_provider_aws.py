@@ -252,7 +252,19 @@ class _SpotFromStub:
         return getattr(self.moto, name)
 
     def get_paginator(self, name: str) -> Any:
-        return (self.spot if name == "describe_spot_price_history" else self.moto).get_paginator(name)
+        paginator = (self.spot if name == "describe_spot_price_history" else self.moto).get_paginator(name)
+        return _FewTypes(paginator) if name == "describe_instance_types" else paginator
+
+
+class _FewTypes:
+    """moto's full type list (1,400 types) takes seconds to serialise: keep the families this test reads, and a CPU type."""
+
+    def __init__(self, paginator: Any) -> None:
+        self.paginator = paginator
+
+    def paginate(self, **params: Any) -> Any:
+        kept = ["p3dn.*", "p4d.*", "p4de.*", "p5.*", "g6f.*", "c7i.large"]
+        return self.paginator.paginate(Filters=[{"Name": "instance-type", "Values": kept}], **params)
 
 
 def test_moto_regions_and_instance_types(moto_ec2: None) -> None:
