@@ -295,6 +295,12 @@ def refresh(
     credentials, with ``provider_options[name]`` passed to their ``from_environment``.
     """
     names = _provider_list(providers)
+    unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
+    if unknown:
+        raise InputError(
+            f"--region {unknown[0]!r} is not a region code of {', '.join(names)} "
+            "(e.g. us-east-1 for aws, us-central1 for gcp, eastus for azure)"
+        )
     quiet_sdk_loggers()
     opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
     reports: list[ProviderReport] = []

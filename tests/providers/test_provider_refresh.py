@@ -332,3 +332,12 @@ def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: P
     refresh("aws", store=store, clients={"aws": failing}, progress=False)
     info = next(s for s in store.current_snapshots() if s.provider == "aws")
     assert info.as_of == OLD  # eu-west-1 should have been renewed and still carries January's price
+
+
+def test_a_region_of_no_cloud_is_bad_input(tmp_path: Path) -> None:
+    from planner.errors import InputError
+
+    with pytest.raises(InputError, match=r"--region 'US East' is not a region code of aws, gcp, azure"):
+        refresh("all", regions=["us-east-1", "US East"], store=tmp_path / "c.sqlite", progress=False)
+    with pytest.raises(InputError, match=r"--region 'eastus' is not a region code of aws"):
+        refresh("aws", regions=["eastus"], store=tmp_path / "c.sqlite", progress=False)
