@@ -85,7 +85,7 @@ def explain_empty(
 
 
 def summarise_exclusions(
-    parts: list[tuple[Any, int, Any, Any, Any]],
+    parts: list[tuple[Any, int, Any, Any, Any, Any]],
     family: npt.NDArray[Any],
     fam_provider: npt.NDArray[np.object_],
     fam_instance: npt.NDArray[np.object_],
@@ -98,7 +98,8 @@ def summarise_exclusions(
 ) -> pd.DataFrame:
     """One row per (offering family, nodes, pricing, reason) with how many region/zone offerings it covers.
 
-    ``parts`` are (rows, stage, nodes, pricing code, value) with scalars or arrays as long as ``rows``.
+    ``parts`` are (rows, stage, nodes, pricing code, value, offerings) with scalars or arrays as long as ``rows``;
+    ``offerings`` is how many catalog rows each entry stands for.
     """
     import numpy as np
     import pandas as pd
@@ -113,12 +114,13 @@ def summarise_exclusions(
     value = np.concatenate(
         [np.broadcast_to(np.asarray(p[4], dtype=float), (k,)) for p, k in zip(parts, sizes, strict=True)]
     )
+    weight = np.concatenate([np.broadcast_to(np.asarray(p[5]), (k,)) for p, k in zip(parts, sizes, strict=True)])
     fam = family[rows].astype(np.int64)
     # One integer per (family, nodes 0..max, pricing -1/0/1, stage 1..6); nodes 0 means "not about a node count".
     key = ((fam * (max_nodes + 1) + nodes) * 3 + (pricing + 1)) * 8 + stage
     # The key space (families x nodes x pricings x stages) is small: count and take minima by direct indexing.
     size = int(family.max()) + 1 if len(family) else 1
-    all_counts = np.bincount(key, minlength=size * (max_nodes + 1) * 3 * 8)
+    all_counts = np.bincount(key, weights=weight, minlength=size * (max_nodes + 1) * 3 * 8).astype(np.int64)
     all_best = np.full(len(all_counts), np.inf)
     measured = ~np.isnan(value)
     np.fmin.at(all_best, key[measured], value[measured])

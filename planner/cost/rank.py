@@ -125,6 +125,29 @@ def _bucket_index(name: object) -> int:
     return SPOT_BUCKETS.index(str(name)) if str(name) in SPOT_BUCKETS else len(SPOT_BUCKETS)
 
 
+def _cheapest_per_group(
+    rows: npt.NDArray[np.int64],
+    group: npt.NDArray[np.int64],
+    n_groups: int,
+    price: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The cheapest of ``rows`` (first on ties) in each group, and how many of ``rows`` each stands for.
+
+    Linear time: minima and counts by direct indexing over the group codes instead of a sort.
+    """
+    import numpy as np
+
+    key = group[rows]
+    lowest = np.full(n_groups, np.inf)
+    np.fmin.at(lowest, key, price[rows])
+    cheapest = price[rows] == lowest[key]
+    first = np.full(n_groups, -1, dtype=np.int64)
+    first[key[cheapest][::-1]] = rows[cheapest][::-1]
+    counts = np.bincount(key, minlength=n_groups)
+    kept = (first >= 0).nonzero()[0]
+    return first[kept], counts[kept]
+
+
 def _best(feasible: npt.NDArray[np.bool_], value: npt.NDArray[np.float64]) -> int | None:
     import numpy as np
 
@@ -327,38 +350,54 @@ def rank(
     want_od = pricing in ("both", "on-demand")
     want_spot = pricing in ("both", "spot")
 
-    # Options: every priced row x node count x pricing, as indices into the grid.
+    # Zones of one region with the same spot bucket differ only in price (same model answer, same billing): keep
+    # the cheapest row of each (family, region, bucket) per pricing, and how many rows it stands for.
+    region_codes, region_index = pd.factorize(offers["region"])
+    n_regions = int(region_codes.max()) + 1
+    zone_group, zone_groups = pd.factorize((fams.code * n_regions + region_codes) * N_BUCKETS + bucket)
+    reps: list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []
+    for spot, allowed, wanted, row_price in ((0, od_ok, want_od, od_price), (1, spot_ok, want_spot, spot_price)):
+        if wanted:
+            chosen, weight = _cheapest_per_group(rows[allowed], zone_group, len(zone_groups), row_price)
+            reps.append((spot, chosen, weight))
+
+    # Options: every kept row x node count x pricing, as indices into the grid.
     row_parts: list[npt.NDArray[np.int64]] = []
     cell_parts: list[npt.NDArray[np.int64]] = []
+    weight_parts: list[npt.NDArray[np.int64]] = []
     for n in range(1, max_nodes + 1):
-        for spot, allowed, wanted in ((0, od_ok, want_od), (1, spot_ok, want_spot)):
-            if wanted:
-                chosen = rows[allowed]
-                row_parts.append(chosen)
-                cell_parts.append(grid.cell(fams.code[chosen], n, spot, bucket[chosen]))
+        for spot, chosen, weight in reps:
+            row_parts.append(chosen)
+            cell_parts.append(grid.cell(fams.code[chosen], n, spot, bucket[chosen]))
+            weight_parts.append(weight)
     opt_row = np.concatenate(row_parts) if row_parts else np.zeros(0, dtype=np.int64)
     opt_cell = np.concatenate(cell_parts) if cell_parts else np.zeros(0, dtype=np.int64)
+    opt_weight = np.concatenate(weight_parts) if weight_parts else np.zeros(0, dtype=np.int64)
     opt_spot, opt_nodes = grid.spot_of(opt_cell), grid.nodes_of(opt_cell)
 
-    # Exclusions as (rows, stage, nodes, pricing code, value), summarised per family at the end.
-    unpriced = ~reserved & ~((od_ok & want_od) | (spot_ok & want_spot))
+    # Exclusions as (rows, stage, nodes, pricing code, value, offerings), summarised per family at the end.
+    priced = (od_ok & want_od) | (spot_ok & want_spot)
+    unpriced = ~reserved & ~priced
     no_price_code = 0 if pricing == "on-demand" else 1 if pricing == "spot" else -1
-    ex: list[tuple[Any, int, Any, Any, Any]] = [
-        (rows[reserved], explain.RESERVATION, 0, -1, np.nan),
-        (rows[unpriced], explain.NO_PRICE, 0, no_price_code, np.nan),
+    ex: list[tuple[Any, int, Any, Any, Any, Any]] = [
+        (rows[reserved], explain.RESERVATION, 0, -1, np.nan, 1),
+        (rows[unpriced], explain.NO_PRICE, 0, no_price_code, np.nan, 1),
     ]
+    # A configuration the model rejects is rejected at any pricing: one entry per family and node count.
+    family_rows = np.bincount(fams.code[priced], minlength=len(fams))
+    family_first = np.full(len(fams), -1, dtype=np.int64)
+    family_first[fams.code[::-1]] = rows[::-1]
+    rejected = [(f, n) for (f, n) in model.reasons if family_rows[f] > 0]
+    if rejected:
+        f_index = np.array([f for f, _ in rejected], dtype=np.int64)
+        n_index = np.array([n + 1 for _, n in rejected], dtype=np.int64)
+        ex.append((family_first[f_index], explain.MODEL, n_index, -1, np.nan, family_rows[f_index]))
     modelled = grid.modelled[opt_cell]
-    never_finishes = modelled & ~grid.finishes[opt_cell]
-    # A configuration the model rejects is rejected at any pricing: report each offering once per node count.
-    seen = np.zeros(len(offers) * max_nodes, dtype=bool)
-    seen[opt_row[~modelled] * max_nodes + (opt_nodes[~modelled] - 1)] = True
-    unmodelled = seen.nonzero()[0]
-    ex.append((unmodelled // max_nodes, explain.MODEL, unmodelled % max_nodes + 1, -1, np.nan))
-    ex.append(
-        (opt_row[never_finishes], explain.SPOT_NEVER, opt_nodes[never_finishes], opt_spot[never_finishes], np.nan)
-    )
-    keep = (modelled & ~never_finishes).nonzero()[0]
+    never = modelled & ~grid.finishes[opt_cell]
+    ex.append((opt_row[never], explain.SPOT_NEVER, opt_nodes[never], opt_spot[never], np.nan, opt_weight[never]))
+    keep = (modelled & ~never).nonzero()[0]
     opt_row, opt_cell, opt_spot, opt_nodes = opt_row[keep], opt_cell[keep], opt_spot[keep], opt_nodes[keep]
+    opt_weight = opt_weight[keep]
     price = np.where(opt_spot == 1, spot_price[opt_row], od_price[opt_row])
     wall = grid.wall_hours[opt_cell]
     cost = opt_nodes * grid.billed_hours[opt_cell] * price
@@ -368,8 +407,8 @@ def rank(
     within_budget = cost <= budget_usd if budget_usd is not None else everything
     late = ~within_deadline
     over = within_deadline & ~within_budget
-    ex.append((opt_row[late], explain.DEADLINE, opt_nodes[late], opt_spot[late], wall[late]))
-    ex.append((opt_row[over], explain.BUDGET, opt_nodes[over], opt_spot[over], cost[over]))
+    ex.append((opt_row[late], explain.DEADLINE, opt_nodes[late], opt_spot[late], wall[late], opt_weight[late]))
+    ex.append((opt_row[over], explain.BUDGET, opt_nodes[over], opt_spot[over], cost[over], opt_weight[over]))
     ok = within_deadline & within_budget
     excluded = explain.summarise_exclusions(
         ex,
@@ -402,12 +441,10 @@ def rank(
         )
         return empty_result(assumptions, catalog_as_of, message, notes, excluded)
 
-    # Zones of one region collapse to the cheapest (then fastest) one per family, region, node count and pricing.
+    # One option per family, region, node count and pricing: the cheapest (then fastest) spot bucket's row.
     sel = ok.nonzero()[0]
-    region_codes, region_index = pd.factorize(offers["region"])
     group = (
-        (fams.code[opt_row[sel]] * (int(region_codes.max()) + 1) + region_codes[opt_row[sel]]) * (max_nodes + 1)
-        + opt_nodes[sel]
+        (fams.code[opt_row[sel]] * n_regions + region_codes[opt_row[sel]]) * (max_nodes + 1) + opt_nodes[sel]
     ) * 2 + opt_spot[sel]
     order = np.lexsort((wall[sel], cost[sel], group))
     first_of_group = np.ones(len(order), dtype=bool)
