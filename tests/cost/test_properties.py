@@ -97,6 +97,12 @@ def test_ranking_invariants(specs: list[dict[str, Any]], options: dict[str, Any]
     for i in range(len(table)):
         dominated = ((cost <= cost[i]) & (time <= time[i]) & ((cost < cost[i]) | (time < time[i]))).any()
         assert bool(table["pareto"].iloc[i]) == (not dominated)
+    # Zones collapse: one option per offering, region, node count and pricing.
+    assert not table.duplicated(["provider", "instance_type", "region", "nodes", "pricing"]).any()
+    # Reservation-only rows are all accounted for among the exclusions.
+    reserved = int((catalog["availability"] == "reservation-only").sum())
+    reasons = result.excluded["reason"].str.startswith("sold as reservation only")
+    assert int(result.excluded.loc[reasons, "offerings"].sum()) == reserved
     # Spot-only never on demand, reservation-only never at all.
     merged = table.merge(catalog, on=["provider", "instance_type", "region", "zone"], suffixes=("", "_catalog"))
     assert not ((merged["availability"] == "spot-only") & (merged["pricing"] == "on-demand")).any()
