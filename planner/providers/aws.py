@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -244,22 +245,28 @@ class AwsProvider(Provider):
                 ) from None
             raise
         result.regions = wanted
-        buckets, note = self._buckets()
+        as_of = self._now().isoformat(timespec="seconds")
+        # The Spot Advisor feed downloads while the regions are fetched; buckets are filled in afterwards.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            advisor = pool.submit(self._buckets)
+            done, failures = fetch_regions(
+                self.name,
+                wanted,
+                lambda region: self._fetch_region(region, as_of),
+                workers=self._workers,
+                progress=progress,
+            )
+            buckets, note = advisor.result()
         if note:
             result.notes.append(note)
-        as_of = self._now().isoformat(timespec="seconds")
-        done, failures = fetch_regions(
-            self.name,
-            wanted,
-            lambda region: self._fetch_region(region, buckets, as_of),
-            workers=self._workers,
-            progress=progress,
-        )
         if failures and not done and all(f.reason.startswith(CredentialsRejected.__name__) for f in failures):
             raise MissingCredentials(f"aws: credentials rejected in every region; {CREDENTIALS_HINT}")
         for region in wanted:
             if region in done:
                 rows, bad = done[region]
+                for row in rows:
+                    if row["spot_price_usd_per_hour"] is not None:
+                        row["spot_interruption"] = buckets.get((row["instance_type"], region))
                 result.rows.extend(rows)
                 result.rejected.extend(bad)
         result.failures = failures
@@ -284,19 +291,15 @@ class AwsProvider(Provider):
     def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self._previous = list(rows)
 
-    def _fetch_region(
-        self, region: str, buckets: Mapping[tuple[str, str], str], as_of: str
-    ) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    def _fetch_region(self, region: str, as_of: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
         try:
-            return self._region_rows(region, buckets, as_of)
+            return self._region_rows(region, as_of)
         except Exception as exc:
             if _is_auth_error(exc):
                 raise CredentialsRejected(f"credentials rejected ({_error_code(exc) or type(exc).__name__})") from None
             raise
 
-    def _region_rows(
-        self, region: str, buckets: Mapping[tuple[str, str], str], as_of: str
-    ) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    def _region_rows(self, region: str, as_of: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
         ec2 = self._client("ec2", region)
         types = {
             info["InstanceType"]: info
@@ -335,12 +338,9 @@ class AwsProvider(Provider):
                     zone=zone,
                     price_usd_per_hour=on_demand,
                     spot_price_usd_per_hour=spot.get((instance_type, zone)),
-                    spot_interruption=buckets.get((instance_type, region)),
                     price_source=self.source,
                     as_of=as_of,
                 )
-                if row["spot_price_usd_per_hour"] is None:
-                    row["spot_interruption"] = None
                 settle_availability(row)
                 rows.append(row)
         return rows, bad
