@@ -31,6 +31,8 @@ __all__ = ["EXCLUDED_COLUMNS", "ORDERS", "PRICINGS", "TABLE_COLUMNS", "RankResul
 
 PRICINGS = ("both", "on-demand", "spot")
 ORDERS = ("cost", "time", "cost-time")
+# Options grow with offerings x node counts; beyond this many instances the catalog's network figures say little.
+MAX_NODES = 64
 # Workload flags that name the amount of work; they all set Workload.work.
 WORK_ALIASES = ("tokens", "images", "sequences", "samples")
 
@@ -164,19 +166,27 @@ def _validate(
     max_nodes: int,
     top: int | None,
     numbers: dict[str, tuple[float | None, bool]],
-) -> None:
-    """One clear line naming the flag for any value out of range."""
+) -> tuple[int, int | None]:
+    """One clear line naming the flag for any value out of range; returns max_nodes and top as Python ints."""
     from planner.hardware import PRECISIONS
 
     _check_choice("pricing", pricing, PRICINGS)
     _check_choice("by", by, ORDERS)
     _check_choice("precision", precision, PRECISIONS)
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise InputError(f"--max-nodes must be a whole number of at least 1, got {max_nodes!r}")
-    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
-        raise InputError(f"--top must be a whole number of at least 1, got {top!r}")
     for flag, (value, zero_ok) in numbers.items():
         _check_number(flag, value, allow_zero=zero_ok)
+    return _whole("max-nodes", max_nodes, MAX_NODES), None if top is None else _whole("top", top, None)
+
+
+def _whole(flag: str, value: object, most: int | None) -> int:
+    """A whole number of at least 1 (and at most ``most``), from any integer type."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
+        raise InputError(f"--{flag} must be a whole number of at least 1, got {value!r}")
+    if most is not None and int(value) > most:
+        raise InputError(f"--{flag} must be at most {most}, got {int(value)}")
+    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,7 +279,7 @@ def rank(
     import numpy as np
     import pandas as pd
 
-    _validate(
+    max_nodes, top = _validate(
         pricing,
         by,
         precision,

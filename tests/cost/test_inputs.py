@@ -25,6 +25,8 @@ def _rank(**options: Any) -> Any:
         ({"pricing": "cheap"}, "--pricing"),
         ({"by": "price"}, "--by"),
         ({"max_nodes": 0}, "--max-nodes"),
+        ({"max_nodes": 65}, "--max-nodes must be at most 64"),
+        ({"max_nodes": 1.5}, "--max-nodes"),
         ({"top": 0}, "--top"),
         ({"deadline_hours": -1.0}, "--deadline-hours"),
         ({"budget_usd": 0.0}, "--budget-usd"),
@@ -44,6 +46,14 @@ def test_bad_input_is_one_line_naming_the_field(options: dict[str, Any], names: 
     assert names in message
     assert "\n" not in message
     assert caught.value.exit_code == 2
+
+
+def test_numpy_integers_are_whole_numbers() -> None:
+    import numpy as np
+
+    result = _rank(max_nodes=np.int64(2), top=np.int64(3))
+    assert len(result.table) == 3
+    assert set(result.table["nodes"]) <= {1, 2}
 
 
 def test_unknown_region_suggests_a_close_one() -> None:
