@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "refresh": "planner.api",
     "estimate": "planner.api",
     "rank": "planner.api",
+    "compare": "planner.api",
     "resolve_gpu": "planner.hardware",
     "gpu_table": "planner.hardware",
     "GpuSpec": "planner.hardware",
@@ -50,6 +51,7 @@ __all__ = [
     "__version__",
     "catalog_history",
     "catalog_status",
+    "compare",
     "estimate",
     "gpu_table",
     "load_catalog",
@@ -60,7 +62,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from planner.api import catalog_history, catalog_status, estimate, load_catalog, offers, rank, refresh
+    from planner.api import (
+        catalog_history,
+        catalog_status,
+        compare,
+        estimate,
+        load_catalog,
+        offers,
+        rank,
+        refresh,
+    )
     from planner.catalog.store import CatalogStore
     from planner.errors import (
         CatalogError,

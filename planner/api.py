@@ -179,6 +179,19 @@ def rank(workload: str | Workload, **constraints: Any) -> RankResult:
     return _rank(workload, **constraints)
 
 
+def compare(
+    workload: str | Workload,
+    *,
+    gpus: Sequence[str] = (),
+    instance_types: Sequence[str] = (),
+    **constraints: Any,
+) -> RankResult:
+    """The best option of each of a few GPUs or instance types for the same job, side by side."""
+    from planner.cost.compare import compare as _compare
+
+    return _compare(workload, gpus=gpus, instance_types=instance_types, **constraints)
+
+
 def refresh(
     providers: str | Sequence[str] = "all",
     *,

@@ -250,8 +250,8 @@ def compare(
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
     from planner import report
+    from planner.api import compare as api_compare
     from planner.cost.compare import COMPARE_COLUMNS
-    from planner.cost.compare import compare as cost_compare
 
     report.check_format(fmt)
     built, extra = workload_from_cli(
@@ -270,7 +270,7 @@ def compare(
         measured_on=measured_on,
         efficiency=efficiency,
     )
-    result = cost_compare(
+    result = api_compare(
         built,
         gpus=gpu or [],
         instance_types=instance or [],
