@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.awsrequest import HTTPHeaders
 from botocore.config import Config
 from botocore.stub import Stubber
 
@@ -123,7 +124,7 @@ def price_item(instance_type: str, region: str, usd: str, usage: str = "BoxUsage
 
 def boto_client(service: str, region: str) -> Any:
     """A real botocore client that never reaches the network (Stubber or moto answer it); tiny retry budget."""
-    return boto3.client(
+    return boto3.client(  # type: ignore[call-overload]
         service,
         region_name=region,
         aws_access_key_id="testing",
@@ -261,7 +262,9 @@ class PricingEndpoint:
 
     def _reply(self, status: int, payload: dict[str, Any]) -> Any:
         body = json.dumps(payload).encode()
-        headers = {"Content-Type": "application/x-amz-json-1.1", "x-amzn-RequestId": "test"}
+        headers = HTTPHeaders()
+        headers["Content-Type"] = "application/x-amz-json-1.1"
+        headers["x-amzn-RequestId"] = "test"
         return self._response("https://api.pricing.us-east-1.amazonaws.com/", status, headers, _Raw(body))
 
     def _answer(self, request: Any, **_: Any) -> Any:
@@ -295,6 +298,7 @@ class FakeComputeList:
         self.payload = payload
         self.faults = list(faults or [])
         self.calls = 0
+        self._pager: Any
         if kind == "machine_types":
             from google.cloud.compute_v1.services.machine_types import pagers
 

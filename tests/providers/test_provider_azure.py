@@ -28,12 +28,14 @@ class RetailPrices:
         self.filters: list[str] = []
 
     def __call__(self, request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
-        query = parse_qs(urlparse(request.url).query)
+        query = parse_qs(urlparse(str(request.url)).query)
         text = query["$filter"][0]
         if text == "page2":
             return 200, {}, json.dumps(self.pages["eastus"][1])
         self.filters.append(text)
-        region = re.search(r"armRegionName eq '([a-z0-9]+)'", text).group(1)  # type: ignore[union-attr]
+        found = re.search(r"armRegionName eq '([a-z0-9]+)'", text)
+        assert found is not None, text
+        region = found.group(1)
         fault = self.faults.get(region, []).pop(0) if self.faults.get(region) else None
         if isinstance(fault, BaseException):
             raise fault

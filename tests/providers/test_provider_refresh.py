@@ -19,6 +19,7 @@ from planner.catalog.store import CatalogStore
 from planner.errors import MissingCredentials, MissingExtra
 from planner.providers.base import FetchResult, ProgressHook, Provider, RegionFailure
 from planner.providers.refresh import refresh, regions_for
+from planner.report import records
 
 REPO = Path(__file__).resolve().parents[2]
 OLD = "2026-01-01T00:00:00+00:00"
@@ -85,7 +86,7 @@ def _store(tmp_path: Path) -> CatalogStore:
 def _current(store: CatalogStore, provider: str) -> dict[tuple[str, str], float]:
     frame = store.read_current()
     frame = frame[frame["provider"] == provider]
-    return {(r.region, r.zone): float(r.price_usd_per_hour) for r in frame.itertuples()}
+    return {(str(r["region"]), str(r["zone"])): float(r["price_usd_per_hour"]) for r in records(frame)}
 
 
 def test_all_providers_refresh(tmp_path: Path) -> None:
