@@ -93,6 +93,8 @@ class RefreshReport:
             if p.error is not None:
                 error = p.error.removeprefix(f"{p.provider}: ")
                 lines.append(f"{p.provider}: not refreshed, kept the previous catalog: {error}")
+            elif not p.written:
+                lines.append(f"{p.provider}: skipped")
             else:
                 carried = f", {p.carried_over} kept from the previous snapshot" if p.carried_over else ""
                 lines.append(

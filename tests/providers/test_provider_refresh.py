@@ -162,6 +162,7 @@ def test_region_subset_leaves_other_regions_alone(tmp_path: Path) -> None:
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 49.0, ("eu-west-1", "euw1-az1"): 60.0}
     assert report["gcp"].notes == ("no gcp region among us-east-1",)
     assert not report["gcp"].written
+    assert "gcp: skipped\n  note: no gcp region among us-east-1" in report.summary()
 
 
 def test_implausible_rows_are_rejected_one_by_one_and_reported(tmp_path: Path) -> None:
