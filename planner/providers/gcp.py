@@ -274,6 +274,8 @@ class GcpProvider(Provider):
         result.failures = [RegionFailure(region, "; ".join(why)) for region, why in sorted(lost.items())]
         result.regions = sorted(set(result.regions) | set(lost))
         result.notes.extend(f"gcp: skipped SKU {s}" for s in book.skipped[:5])
+        if len(book.skipped) > 5:
+            result.notes.append(f"gcp: ... and {len(book.skipped) - 5} more SKUs skipped")
         as_of = self._now().isoformat(timespec="seconds")
         for region in found_regions:
             rows, bad = self._region_rows(region, machine_list, accelerator_list, book, as_of)
