@@ -11,6 +11,7 @@ measurement of the same job on another GPU by the ratio of peak FLOPs. Needs num
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -43,6 +44,13 @@ def _family_filter(family: str) -> Callable[[Benchmark], bool]:
 def _gpu_filter(gpu: str) -> Callable[[Benchmark], bool]:
     def keep(row: Benchmark) -> bool:
         return row.gpu.id == gpu
+
+    return keep
+
+
+def _source_filter(source: str) -> Callable[[Benchmark], bool]:
+    def keep(row: Benchmark) -> bool:
+        return row.source_name == source
 
     return keep
 
@@ -89,9 +97,17 @@ def main() -> None:
         errors = _errors(rows, by_gpu, _gpu_filter(gpu))
         baseline = _errors(rows, base_gpu, _gpu_filter(gpu))
         print(f"  {gpu:16s} model {errors.median:6.1f}% ({errors.count})   baseline {baseline.median:6.1f}%")
+    print()
+    print("per source: median APE leave-one-GPU-out | leave-one-source-out (rows)")
+    for source in sorted({row.source_name for row in rows}):
+        keep = _source_filter(source)
+        gpu_out, source_out = _errors(rows, by_gpu, keep), _errors(rows, by_source, keep)
+        print(f"  {source:32s} {gpu_out.median:6.1f}% | {source_out.median:6.1f}% ({gpu_out.count})")
+    per_gpu_medians = [_errors(rows, by_gpu, _gpu_filter(gpu)).median for gpu in sorted({r.gpu.id for r in rows})]
     summary = {
         "cv_gpu_median_ape": round(_errors(rows, by_gpu, _everything).median, 2),
         "cv_source_median_ape": round(_errors(rows, by_source, _everything).median, 2),
+        "cv_gpu_median_of_per_gpu_medians": round(statistics.median(per_gpu_medians), 2),
         "baseline_gpu_median_ape": round(_errors(rows, base_gpu, _everything).median, 2),
         "seconds": round(time.perf_counter() - started, 1),
     }

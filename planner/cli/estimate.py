@@ -25,6 +25,7 @@ from planner.cli.workload_opts import (
     WorkloadOpt,
     workload_from_cli,
 )
+from planner.errors import InputError
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
@@ -53,7 +54,7 @@ def render_estimate(result: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return report.to_json(result)
     if fmt == "csv":
-        raise typer.BadParameter("estimate prints table or json", param_hint="--format")
+        raise InputError("--format for estimate must be table or json")
     import pandas as pd
 
     unit = result["throughput_unit"]
@@ -105,6 +106,8 @@ def estimate(
     from planner.api import estimate as api_estimate
 
     report.check_format(fmt)
+    if fmt == "csv":
+        raise InputError("--format for estimate must be table or json")
     built, extra = workload_from_cli(
         workload,
         params=params,
@@ -131,10 +134,6 @@ def estimate(
         network_gbps=network_gbps,
         **extra,
     )
-    if fmt == "csv":
-        from planner.errors import InputError
-
-        raise InputError("--format for estimate must be table or json")
     report.emit(render_estimate(result.to_dict(), fmt), output)
 
 
