@@ -152,7 +152,7 @@ def _link_gbs(spec: GpuSpec, interconnect: str, group: int) -> float:
 
 
 def _dp_bandwidth(spec: GpuSpec, interconnect: str, dp: int, gpus_per_node: int, network_gbps: float) -> float:
-    """Bus bandwidth of a data-parallel collective: the slowest hop (the NIC share of one GPU across nodes)."""
+    """Bus bandwidth (GB/s) of a data-parallel collective: the intra-node link, or the network across nodes."""
     intra = _link_gbs(spec, interconnect, min(dp, gpus_per_node))
     if dp <= gpus_per_node:
         return intra
