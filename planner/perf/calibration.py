@@ -70,6 +70,8 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "fp8_relative", 0.3, 1.0),
     ("transformer", "vector_flops_per_flop", 1e-5, 0.1),
     ("transformer", "attention_relative", 0.1, 1.5),
+    ("transformer", "bytes_per_logit", 0.1, 200.0),
+    ("transformer", "balance_half", 50.0, 1e5),
     ("cnn", "peak_efficiency", 0.05, 0.95),
     ("cnn", "vector_flops_per_flop", 1e-5, 0.15),
     ("cnn", "batch_half", 0.1, 256.0),
@@ -100,6 +102,8 @@ PRIORS: dict[str, Any] = {
         "recompute_memory_share": 0.5,
         "vector_flops_per_flop": 0.002,
         "attention_relative": 0.7,
+        "bytes_per_logit": 16.0,
+        "balance_half": 1000.0,
     },
     "cnn": {
         "peak_efficiency": 0.5,

@@ -198,12 +198,15 @@ def _sample_time(
     passes = (model_flops + (forward if recompute else 0.0)) / forward
     hw_flops = forward * passes
     shard_hidden = hidden / tp
-    eff = _efficiency_scale(spec, precision, fam)
-    eff *= shard_hidden / (shard_hidden + fam["hidden_half"])
-    eff *= tokens / (tokens + fam["tokens_half"])
-    # Fused attention kernels (FlashAttention) reach a lower share of the peak than large GEMMs; with FP8 only
-    # the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
-    attention_rate = peak * eff * fam["attention_relative"]
+    base = _efficiency_scale(spec, precision, fam) * tokens / (tokens + fam["tokens_half"])
+    # The more FLOPs a GPU has per byte of HBM bandwidth, the harder its tensor cores are to keep fed.
+    balance = peak / bw
+    base /= 1.0 + balance / fam.get("balance_half", math.inf)
+    # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly.
+    eff = base * shard_hidden / (shard_hidden + fam["hidden_half"])
+    # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
+    # than large GEMMs; with FP8 only the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
+    attention_rate = peak * base * fam["attention_relative"]
     if precision == "fp8":
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / fam["fp8_relative"]
     matmul_time = (linear / (peak * eff) + attention / attention_rate) * passes
@@ -211,6 +214,8 @@ def _sample_time(
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
+    # Softmax cross-entropy over the vocabulary streams FP32 logits (and their gradient) through HBM.
+    mem_bytes += fam.get("bytes_per_logit", 0.0) * tokens * wl.vocab / tp
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
     return matmul_time / tp + vector, mem_bytes / bw, model_flops / tp
 
