@@ -8,55 +8,19 @@ at most 1.5x the floor `python -c "import pandas; <read the snapshot>"`.
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
-import pandas as pd  # noqa: E402
+from _common import floor_seconds, median_ms, process_seconds, synthetic  # noqa: E402
 
 from planner.api import load_catalog  # noqa: E402
 from planner.catalog.query import OfferFilter, filter_offers  # noqa: E402
-
-
-def median_ms(func: Callable[[], object], repeat: int = 30) -> float:
-    """Median wall time of ``func`` in milliseconds (after one warm-up call)."""
-    func()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
-def synthetic(base: pd.DataFrame, size: int) -> pd.DataFrame:
-    """``size`` offerings made by repeating the bundled ones across invented regions and zones."""
-    copies = -(-size // len(base))
-    frames = []
-    for i in range(copies):
-        frame = base.copy()
-        frame["region"] = frame["region"] + f"-s{i % 50}"
-        frame["zone"] = frame["zone"] + f"-{i}"
-        frame["price_usd_per_hour"] = frame["price_usd_per_hour"] * (1 + (i % 7) / 100)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True).iloc[:size].reset_index(drop=True)
-
-
-def process_seconds(argv: list[str], env: dict[str, str], repeat: int = 7) -> float:
-    """Median wall time of a whole process."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -77,9 +41,7 @@ def main() -> None:
         imported = process_seconds([python, "-c", "import planner"], env)
         print(f"import planner: {(imported - bare) * 1000:.1f} ms over a bare interpreter")
 
-        snapshot = sorted(str(p) for p in (REPO / "data" / "catalog").glob("*.csv"))
-        floor_code = f"import pandas as pd; [pd.read_csv(p) for p in {snapshot!r}]"
-        floor = process_seconds([python, "-c", floor_code], env)
+        floor = floor_seconds(env)
         subprocess.run([python, "-m", "planner", "catalog", "status"], env=env, check=True, stdout=subprocess.DEVNULL)
         cli = process_seconds([python, "-m", "planner", "offers", "--gpu", "H100", "--format", "csv"], env)
         print(f"floor (python + pandas + read snapshot): {floor * 1000:.0f} ms")
