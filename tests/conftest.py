@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,24 @@ def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("GPUPLAN_HOME", str(home))
     monkeypatch.delenv("GPUPLAN_DATA_DIR", raising=False)
     return home
+
+
+CliRun = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> CliRun:
+    """Run `gpuplan ARGS...` in-process: (exit code, stdout, stderr), as a user's shell would see them."""
+    from planner.cli.main import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -33,3 +33,12 @@ def make_offer(**overrides: Any) -> dict[str, Any]:
     }
     row.update(overrides)
     return row
+
+
+def write_catalog(rows_by_provider: dict[str, list[dict[str, Any]]], as_of: str = "2026-11-01T00:00:00+00:00") -> None:
+    """Store each provider's rows as its live snapshot in the test's store (so the bundled one is not seeded)."""
+    from planner.catalog.store import CatalogStore
+
+    with CatalogStore(seed=False) as store:
+        for provider, rows in rows_by_provider.items():
+            store.write_snapshot(provider, rows, source=f"fixture-{provider}", as_of=as_of)

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +16,11 @@ import pytest
 from factories import make_offer
 
 from planner.catalog.store import CatalogStore
-from planner.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+CliRun = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
@@ -84,19 +76,15 @@ def test_the_issue_commands_exist() -> None:
 
 
 @pytest.mark.parametrize("command", _all_commands(), ids=lambda c: " ".join(c) or "gpuplan")
-def test_help_for_every_command(
-    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, _ = run([*command, "--help"], capsys, monkeypatch)
+def test_help_for_every_command(command: list[str], cli: CliRun) -> None:
+    code, out, _ = cli(*[*command, "--help"])
     assert code == 0
     assert "Usage:" in out
     assert len(out.splitlines()) > 3
 
 
-def test_offers_h100_lists_every_variant(
-    small_catalog: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, err = run(["offers", "--gpu", "H100", "--format", "json"], capsys, monkeypatch)
+def test_offers_h100_lists_every_variant(small_catalog: Path, cli: CliRun) -> None:
+    code, out, err = cli(*["offers", "--gpu", "H100", "--format", "json"])
     assert code == 0
     rows = json.loads(out)
     assert {r["provider"] for r in rows} == {"aws", "gcp", "azure"}
@@ -109,26 +97,22 @@ def test_offers_h100_lists_every_variant(
     assert [r["price_usd_per_hour"] for r in rows] == sorted(r["price_usd_per_hour"] for r in rows)
 
 
-def test_offers_filters(
-    small_catalog: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, out, _ = run(["offers", "--max-gpus", "1", "--format", "json"], capsys, monkeypatch)
+def test_offers_filters(small_catalog: Path, cli: CliRun) -> None:
+    _, out, _ = cli(*["offers", "--max-gpus", "1", "--format", "json"])
     assert {r["instance_type"] for r in json.loads(out)} == {"g5.xlarge", "=HYPERLINK(1)"}
-    _, out, _ = run(["offers", "--spot", "--max-price", "1", "--format", "json"], capsys, monkeypatch)
+    _, out, _ = cli(*["offers", "--spot", "--max-price", "1", "--format", "json"])
     assert [r["instance_type"] for r in json.loads(out)] == ["g5.xlarge"]
-    _, out, _ = run(
-        ["offers", "-p", "gcp", "-r", "us-central1", "--min-gpu-memory", "80", "-f", "json"], capsys, monkeypatch
-    )
+    _, out, _ = cli(*["offers", "-p", "gcp", "-r", "us-central1", "--min-gpu-memory", "80", "-f", "json"])
     assert [r["instance_type"] for r in json.loads(out)] == ["a3-highgpu-8g"]
-    _, out, _ = run(["offers", "--by-zone", "--gpu", "h100-sxm", "-p", "aws", "-f", "json"], capsys, monkeypatch)
+    _, out, _ = cli(*["offers", "--by-zone", "--gpu", "h100-sxm", "-p", "aws", "-f", "json"])
     assert sorted(r["zone"] for r in json.loads(out)) == ["use1-az4", "use1-az6"]
 
 
 def test_offers_csv_is_injection_safe_and_numbers_stay_numbers(
-    small_catalog: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    small_catalog: Path, cli: CliRun, tmp_path: Path
 ) -> None:
     target = tmp_path / "offers.csv"
-    code, out, _ = run(["offers", "--format", "csv", "--output", str(target)], capsys, monkeypatch)
+    code, out, _ = cli(*["offers", "--format", "csv", "--output", str(target)])
     assert code == 0 and out == ""
     rows = list(csv.DictReader(io.StringIO(target.read_text())))
     names = {r["instance_type"] for r in rows}
@@ -137,24 +121,21 @@ def test_offers_csv_is_injection_safe_and_numbers_stay_numbers(
     float(rows[0]["price_usd_per_hour"])
 
 
-def test_table_and_status(
-    small_catalog: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, _ = run(["offers", "--gpu", "A10G"], capsys, monkeypatch)
+def test_table_and_status(small_catalog: Path, cli: CliRun) -> None:
+    code, out, _ = cli(*["offers", "--gpu", "A10G"])
     assert code == 0 and "g5.xlarge" in out and "1.01" in out
-    code, out, _ = run(["catalog", "status", "--format", "json"], capsys, monkeypatch)
+    code, out, _ = cli(*["catalog", "status", "--format", "json"])
     status = json.loads(out)
     assert [s["provider"] for s in status] == ["aws", "gcp", "azure"]
     assert status[0]["rows"] == 3 and status[0]["kind"] == "live" and status[0]["age_hours"] > 0
 
 
-def test_history(small_catalog: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_history(small_catalog: Path, cli: CliRun) -> None:
     with CatalogStore(seed=False) as store:
         store.write_snapshot(
             "aws", [make_offer(price_usd_per_hour=50.0)], source="x", as_of="2026-11-10T00:00:00+00:00"
         )
-    code, out, _ = run(["catalog", "history", "--instance", "p5.48xlarge", "--region", "us-east-1", "-f", "json"],
-                       capsys, monkeypatch)  # fmt: skip
+    code, out, _ = cli(*["catalog", "history", "--instance", "p5.48xlarge", "--region", "us-east-1", "-f", "json"])  # fmt: skip
     assert code == 0
     prices = [r["price_usd_per_hour"] for r in json.loads(out) if r["zone"] == "use1-az4"]
     assert prices == [55.04, 50.0]
@@ -175,12 +156,11 @@ def test_history(small_catalog: Path, capsys: pytest.CaptureFixture[str], monkey
 )
 def test_bad_input_is_one_line_exit_2(
     small_catalog: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    cli: CliRun,
     args: list[str],
     message: str,
 ) -> None:
-    code, out, err = run(args, capsys, monkeypatch)
+    code, out, err = cli(*args)
     assert code == 2
     assert out == ""
     assert message in err
@@ -199,7 +179,7 @@ def test_unreadable_store_in_a_real_process(tmp_path: Path) -> None:
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_typer_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    code, _, err = run(["offers", "--min-gpus", "many"], capsys, monkeypatch)
+def test_typer_usage_errors_exit_2(cli: CliRun) -> None:
+    code, _, err = cli(*["offers", "--min-gpus", "many"])
     assert code == 2
     assert "Traceback" not in err

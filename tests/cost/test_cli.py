@@ -5,25 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from factories import make_offer
 
 from planner.catalog.store import CatalogStore
-from planner.cli.main import main
 
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["gpuplan", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+CliRun = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
@@ -60,10 +50,8 @@ def stored(isolated_store: Path) -> Path:
 JOB = ["--workload", "llama-3-8b", "--tokens", "2e9"]
 
 
-def test_rank_csv_keeps_numbers_and_escapes_formulas(
-    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, _ = run(["rank", *JOB, "--format", "csv"], capsys, monkeypatch)
+def test_rank_csv_keeps_numbers_and_escapes_formulas(stored: Path, cli: CliRun) -> None:
+    code, out, _ = cli(*["rank", *JOB, "--format", "csv"])
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [int(r["rank"]) for r in rows] == list(range(1, len(rows) + 1))
@@ -73,10 +61,8 @@ def test_rank_csv_keeps_numbers_and_escapes_formulas(
     assert not any(r["instance_type"].startswith("=") for r in rows)
 
 
-def test_rank_json_has_options_exclusions_and_assumptions(
-    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, _ = run(["rank", *JOB, "--format", "json", "--top", "2", "--by", "time"], capsys, monkeypatch)
+def test_rank_json_has_options_exclusions_and_assumptions(stored: Path, cli: CliRun) -> None:
+    code, out, _ = cli(*["rank", *JOB, "--format", "json", "--top", "2", "--by", "time"])
     assert code == 0
     payload = json.loads(out)
     assert len(payload["options"]) == 2
@@ -88,20 +74,16 @@ def test_rank_json_has_options_exclusions_and_assumptions(
     assert any("billing" in line for line in payload["assumptions"])
 
 
-def test_rank_table_to_a_file(
-    stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_rank_table_to_a_file(stored: Path, tmp_path: Path, cli: CliRun) -> None:
     target = tmp_path / "ranked.txt"
-    code, out, err = run(["rank", *JOB, "--output", str(target)], capsys, monkeypatch)
+    code, out, err = cli(*["rank", *JOB, "--output", str(target)])
     assert code == 0 and out == ""
     assert "p5.48xlarge" in target.read_text(encoding="utf-8")
     assert "prices as of 2026-11-01" in err
 
 
-def test_rank_with_no_option_explains_and_exits_1(
-    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, _, err = run(["rank", *JOB, "--deadline-hours", "0.5"], capsys, monkeypatch)
+def test_rank_with_no_option_explains_and_exits_1(stored: Path, cli: CliRun) -> None:
+    code, _, err = cli(*["rank", *JOB, "--deadline-hours", "0.5"])
     assert code == 1
     last = err.strip().splitlines()[-1]
     assert last.startswith("no option: no offering meets a 0.5-hour deadline; the fastest takes ")
@@ -118,29 +100,23 @@ def test_rank_with_no_option_explains_and_exits_1(
         (["--format", "xml"], "--format must be one of table, csv, json"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(
-    stored: Path, args: list[str], text: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, err = run(["rank", *JOB, *args], capsys, monkeypatch)
+def test_bad_input_is_one_line_and_exit_2(stored: Path, args: list[str], text: str, cli: CliRun) -> None:
+    code, out, err = cli(*["rank", *JOB, *args])
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1
     assert err.startswith("error: ") and text in err
 
 
-def test_stale_catalog_exits_3(
-    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, _, err = run(["rank", *JOB, "--max-age", "1"], capsys, monkeypatch)
+def test_stale_catalog_exits_3(stored: Path, cli: CliRun) -> None:
+    code, _, err = cli(*["rank", *JOB, "--max-age", "1"])
     assert code == 3
     assert "older than the allowed 1 h" in err
 
 
-def test_compare_instances_side_by_side(
-    stored: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_compare_instances_side_by_side(stored: Path, cli: CliRun) -> None:
     args = ["compare", *JOB, "--instance", "p5.48xlarge", "--instance", "a3-highgpu-8g", "--format", "csv"]
-    code, out, _ = run(args, capsys, monkeypatch)
+    code, out, _ = cli(*args)
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [(r["choice"], r["pricing"]) for r in rows] == [
