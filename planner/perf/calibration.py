@@ -70,10 +70,9 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "fp8_relative", 0.3, 1.0),
     ("transformer", "vector_flops_per_flop", 1e-5, 0.1),
     ("transformer", "attention_relative", 0.1, 1.5),
-    ("transformer", "bytes_per_logit", 0.1, 200.0),
-    ("transformer", "balance_half", 50.0, 1e5),
     ("cnn", "peak_efficiency", 0.05, 0.95),
     ("cnn", "vector_flops_per_flop", 1e-5, 0.15),
+    ("cnn", "balance_half", 10.0, 1e5),
     ("cnn", "batch_half", 0.1, 256.0),
     ("cnn", "bytes_per_flop", 0.001, 2.0),
     ("cnn", "tf32_relative", 0.1, 2.5),
@@ -102,8 +101,6 @@ PRIORS: dict[str, Any] = {
         "recompute_memory_share": 0.5,
         "vector_flops_per_flop": 0.002,
         "attention_relative": 0.7,
-        "bytes_per_logit": 16.0,
-        "balance_half": 1000.0,
     },
     "cnn": {
         "peak_efficiency": 0.5,
@@ -115,6 +112,7 @@ PRIORS: dict[str, Any] = {
         "batch_half": 8.0,
         "bytes_per_flop": 0.05,
         "vector_flops_per_flop": 0.1,
+        "balance_half": 1000.0,
     },
     "memory": {
         "adam_bytes_per_param": 16.0,

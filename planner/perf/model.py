@@ -182,6 +182,9 @@ def _sample_time(
         fam = params["cnn"]
         flops = (wl.flops_per_sample or 0.0) * micro_batch
         eff = _efficiency_scale(spec, precision, fam) * micro_batch / (micro_batch + fam["batch_half"])
+        # The more FLOPs a GPU has per byte of HBM bandwidth, the harder its tensor cores are to keep fed
+        # (cross-validated: helps CNNs; for transformers the separate memory term already carries it).
+        eff /= 1.0 + peak / bw / fam["balance_half"]
         mem_bytes = fam["bytes_per_flop"] * (wl.flops_per_sample or 0.0) * micro_batch * elem / 2.0
         # Batch norm, activations and optimizer run on the CUDA cores, not the tensor cores.
         vector = fam["vector_flops_per_flop"] * flops / (spec.fp32_tflops * 1e12)
@@ -199,9 +202,6 @@ def _sample_time(
     hw_flops = forward * passes
     shard_hidden = hidden / tp
     base = _efficiency_scale(spec, precision, fam) * tokens / (tokens + fam["tokens_half"])
-    # The more FLOPs a GPU has per byte of HBM bandwidth, the harder its tensor cores are to keep fed.
-    balance = peak / bw
-    base /= 1.0 + balance / fam.get("balance_half", math.inf)
     # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly.
     eff = base * shard_hidden / (shard_hidden + fam["hidden_half"])
     # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
@@ -214,8 +214,6 @@ def _sample_time(
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
-    # Softmax cross-entropy over the vocabulary streams FP32 logits (and their gradient) through HBM.
-    mem_bytes += fam.get("bytes_per_logit", 0.0) * tokens * wl.vocab / tp
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
     return matmul_time / tp + vector, mem_bytes / bw, model_flops / tp
 
