@@ -73,6 +73,10 @@ class Workload:
         for field, batch in (("--batch-per-gpu", self.batch_per_gpu), ("--global-batch", self.global_batch)):
             if batch is not None and batch <= 0:
                 raise InputError(f"{field} must be a positive integer, got {batch!r}")
+        if self.batch_per_gpu and self.global_batch and self.global_batch < self.batch_per_gpu:
+            raise InputError(
+                f"--global-batch ({self.global_batch}) must be at least --batch-per-gpu ({self.batch_per_gpu})"
+            )
         if self.mode != "pretrain" and self.kind == "cnn":
             raise InputError("--mode finetune|lora applies to transformer workloads only; use --mode pretrain")
 

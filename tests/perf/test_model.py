@@ -156,6 +156,8 @@ def test_bf16_on_a_gpu_without_it_falls_back_to_fp16_with_a_note() -> None:
         ({"workload": "mpt-7b", "gpu": "H100", "measured": 100.0}, "--measured"),
         ({"workload": "resnet50", "gpu": "H100", "seq_len": 128}, "--seq-len"),
         ({"workload": "transformer", "gpu": "H100", "hidden": 1024}, "--layers"),
+        ({"workload": "mpt-7b", "gpu": "H100", "batch_per_gpu": 8, "global_batch": 4}, "--global-batch"),
+        ({"workload": "resnet50", "gpu": "H100", "mode": "lora"}, "--mode"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_field(kwargs: dict[str, object], field: str) -> None:
