@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
 
@@ -506,7 +506,7 @@ def estimate(
         raise InputError("give either --measured/--measured-on or --efficiency, not both")
     if measured is not None and not measured > 0:
         raise InputError(f"--measured must be a positive throughput, got {measured!r}")
-    return _estimate(
+    cached = _estimate(
         wl,
         spec,
         gpus,
@@ -519,6 +519,8 @@ def estimate(
         None if efficiency is None else float(efficiency),
         gpu_note,
     )
+    # Results are cached: hand out copies of the mutable parts so a caller cannot change the cache.
+    return replace(cached, assumptions=list(cached.assumptions), parallelism=dict(cached.parallelism))
 
 
 def _parse_measured_on(text: str) -> tuple[GpuSpec, int]:

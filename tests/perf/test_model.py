@@ -180,3 +180,14 @@ def test_accepted_gpu_names() -> None:
     names += ["A100-80GB", "A100-PCIe-80GB", "H100", "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "GH200", "B200"]
     for name in names:
         assert estimate("bert-base", name, 1, "fp16").throughput > 0, name
+
+
+def test_public_api_and_cache_safety() -> None:
+    import planner
+
+    first = planner.estimate("mpt-7b", "H100", 8, "bf16", gpus_per_node=8, interconnect="nvswitch")
+    assert isinstance(first, planner.Estimate)
+    first.assumptions.append("changed by the caller")
+    again = planner.estimate("mpt-7b", "H100", 8, "bf16", gpus_per_node=8, interconnect="nvswitch")
+    assert "changed by the caller" not in again.assumptions
+    assert again.throughput == first.throughput
