@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
+import typer.main
 
 from planner.cli import catalog, estimate, rank, refresh
 from planner.errors import PlannerError
@@ -28,10 +30,25 @@ for module in (catalog, estimate, rank, refresh):
     module.register(app, catalog_app)
 
 
+def build_command() -> Any:
+    """The click command tree, with plain metavars (``--gpu GPU``) where typer would print ``<list[str]>``."""
+    command = typer.main.get_command(app)
+    pending = [command]
+    while pending:
+        current = pending.pop()
+        pending.extend(getattr(current, "commands", {}).values())
+        for param in current.params:
+            if getattr(param, "metavar", "set") is None and not getattr(param, "is_flag", False):
+                kind = str(param.bare_type()) if hasattr(param, "bare_type") else ""
+                name = {"FMT": "FORMAT"}.get((param.name or "value").upper(), (param.name or "value").upper())
+                param.metavar = {"float": "N", "int": "N", "Path": "FILE"}.get(kind, name)
+    return command
+
+
 def main() -> None:
     """Entry point: PlannerError becomes one line on stderr and its exit code, never a traceback."""
     try:
-        app(prog_name="gpuplan")
+        build_command()(prog_name="gpuplan")
     except PlannerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
