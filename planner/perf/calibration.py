@@ -82,6 +82,7 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("comm", "loss_per_node_doubling", 1e-4, 0.2),
     ("comm", "layer_overhead_s", 1e-6, 5e-3),
     ("comm", "collective_latency_s", 1e-6, 1e-3),
+    ("comm", "host_layer_s", 1e-4, 1e-2),
 )
 FAMILIES = ("cnn", "encoder", "decoder")
 
@@ -128,6 +129,7 @@ PRIORS: dict[str, Any] = {
         "loss_per_node_doubling": 0.02,
         "layer_overhead_s": 2e-4,
         "collective_latency_s": 3e-5,
+        "host_layer_s": 1.5e-3,
     },
     # Average board power as a fraction of TDP when idle-waiting and when computing (nvidia-smi practice).
     "power": {"idle_fraction": 0.3, "busy_fraction": 0.85},
@@ -314,7 +316,7 @@ def _active(rows: Sequence[Benchmark]) -> list[tuple[str, str, float, float]]:
             continue
         if key == "loss_per_node_doubling" and not multi_node:
             continue
-        if key == "layer_overhead_s" and "transformer" not in sections:
+        if key in ("layer_overhead_s", "host_layer_s") and "transformer" not in sections:
             continue
         if key == "collective_latency_s" and not any(r.plan.tp > 1 for r in rows):
             continue

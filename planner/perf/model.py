@@ -279,17 +279,21 @@ def _step_time(
     micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
     per_micro = t_comp + t_mem
     tp_comm = 0.0
+    host = 0.0
     if wl.is_transformer:
         stage_layers = wl.layers / plan.pp
         # Kernel launches and small ops: a fixed cost per layer and micro-batch, whatever the GPU.
         per_micro += stage_layers * comm["layer_overhead_s"]
+        # The host issues the kernels of a layer (eager PyTorch: a few hundred ops at about 10 us each) while the
+        # GPU runs earlier ones: the GPU waits for it when a micro-batch is small (launch-bound).
+        host = stage_layers * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0)
         if plan.tp > 1:
             # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
             link = _link_gbs(spec, interconnect, plan.tp) * 1e9
             elem = 4.0 if precision in ("fp32", "tf32") else 2.0
             volume = 4 * stage_layers * plan.micro_batch * wl.seq_len * wl.hidden * elem
             tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * stage_layers * comm["collective_latency_s"]
-    per_micro += tp_comm
+    per_micro = max(per_micro + tp_comm, host)
     compute = micro_steps * per_micro
     if plan.pp > 1:
         compute *= (micro_steps + plan.pp - 1) / micro_steps
