@@ -59,6 +59,45 @@ def _everything(row: Benchmark) -> bool:
     return True
 
 
+# Layout columns whose trends in the held-out residuals point at a missing or wrong term of the model.
+LAYOUT: tuple[tuple[str, Callable[[Benchmark], object]], ...] = (
+    ("tensor", lambda row: row.plan.tp),
+    ("pipeline", lambda row: row.plan.pp),
+    ("data", lambda row: row.plan.dp),
+    ("micro-batch", lambda row: row.plan.micro_batch),
+    ("micro-batches", lambda row: max(1, row.plan.global_batch // (row.plan.dp * row.plan.micro_batch))),
+    ("hidden", lambda row: row.workload.hidden if row.workload else 0),
+    ("layers", lambda row: row.workload.layers if row.workload else 0),
+)
+
+
+def _signed(rows: Sequence[Benchmark], predictions: dict[int, float], members: list[int]) -> str:
+    values = [(predictions[i] / rows[i].throughput_total - 1.0) * 100.0 for i in members if i in predictions]
+    return f"{statistics.median(values):+6.1f}" if values else f"{'n/a':>6s}"
+
+
+def _print_bias(
+    rows: Sequence[Benchmark],
+    by_gpu: dict[int, float],
+    by_source: dict[int, float],
+    column: str,
+    value: Callable[[Benchmark], object],
+) -> None:
+    """Per source with more than one setting of ``column``: the held-out bias of each setting."""
+    for source in sorted({row.source_name for row in rows}):
+        groups: dict[object, list[int]] = {}
+        for index, row in enumerate(rows):
+            if row.source_name == source and row.family != "cnn":
+                groups.setdefault(value(row), []).append(index)
+        if not 2 <= len(groups) <= 8:
+            continue
+        cells = "  ".join(
+            f"{key}: {_signed(rows, by_gpu, members)} |{_signed(rows, by_source, members)} ({len(members)})"
+            for key, members in sorted(groups.items(), key=lambda item: str(item[0]).zfill(8))
+        )
+        print(f"  {column:13s} {source.split('/')[0]:10s} {cells}")
+
+
 def main() -> None:
     started = time.perf_counter()
     rows = calibration.load_benchmarks()
@@ -103,6 +142,10 @@ def main() -> None:
         keep = _source_filter(source)
         gpu_out, source_out = _errors(rows, by_gpu, keep), _errors(rows, by_source, keep)
         print(f"  {source:32s} {gpu_out.median:6.1f}% | {source_out.median:6.1f}% ({gpu_out.count})")
+    print()
+    print("held-out bias by layout (median signed error, + = over-predicted; leave-GPU-out | leave-source-out)")
+    for column, value in LAYOUT:
+        _print_bias(rows, by_gpu, by_source, column, value)
     per_gpu_medians = [_errors(rows, by_gpu, _gpu_filter(gpu)).median for gpu in sorted({r.gpu.id for r in rows})]
     summary = {
         "cv_gpu_median_ape": round(_errors(rows, by_gpu, _everything).median, 2),
