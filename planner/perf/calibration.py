@@ -69,7 +69,9 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "fp32_relative", 0.2, 1.5),
     ("transformer", "fp8_relative", 0.3, 1.0),
     ("transformer", "vector_flops_per_flop", 1e-5, 0.1),
-    ("transformer", "attention_relative", 0.1, 1.5),
+    # Attention kernels do not outrun the dense GEMMs of the linear layers (unbounded, a source without long
+    # sequences sent it to 1.5 and over-predicted MosaicML's 16k-65k-token runs by 40-70%).
+    ("transformer", "attention_relative", 0.1, 1.0),
     ("cnn", "peak_efficiency", 0.05, 0.95),
     ("cnn", "vector_flops_per_flop", 1e-5, 0.15),
     ("cnn", "balance_half", 10.0, 1e5),
