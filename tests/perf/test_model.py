@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.errors import InputError
-from planner.perf.model import Estimate, estimate
+from planner.hardware import resolve_gpu
+from planner.perf.model import Estimate, Plan, estimate, perf_params, throughput_with_plan
 from planner.perf.workloads import WORKLOADS, Workload, get_workload
 
 DATACENTER = [
@@ -191,3 +192,22 @@ def test_public_api_and_cache_safety() -> None:
     again = planner.estimate("mpt-7b", "H100", 8, "bf16", gpus_per_node=8, interconnect="nvswitch")
     assert "changed by the caller" not in again.assumptions
     assert again.throughput == first.throughput
+
+
+def test_small_micro_batches_are_launch_bound_large_ones_compute_bound() -> None:
+    # The host issues a layer's kernels at a fixed cost: below that, a bigger micro-batch is free throughput;
+    # above it, step time grows with the work.
+    wl = Workload(
+        name="gpt-small", kind="decoder", params=125e6, layers=12, hidden=768, heads=12, vocab=50257, seq_len=1024
+    )
+    spec = resolve_gpu("B200")
+
+    def step_s(micro: int) -> float:
+        plan = Plan(micro_batch=micro, global_batch=micro)
+        return micro * wl.seq_len / throughput_with_plan(wl, spec, "bf16", plan)
+
+    floor = wl.layers * perf_params()["comm"]["host_layer_s"]
+    assert step_s(1) == pytest.approx(floor, rel=1e-6)
+    assert step_s(2) == pytest.approx(floor, rel=1e-6)
+    assert step_s(256) > 4 * floor
+    assert step_s(512) == pytest.approx(2 * step_s(256), rel=0.05)
