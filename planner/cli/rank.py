@@ -30,6 +30,7 @@ from planner.cli.workload_opts import (
     WorkloadOpt,
     workload_from_cli,
 )
+from planner.cost.result import TABLE_COLUMNS
 
 if TYPE_CHECKING:
     from planner.cost.rank import RankResult
@@ -59,24 +60,7 @@ StartupOpt = Annotated[
 ]
 
 # What the table view shows (CSV and JSON carry every column).
-TABLE_VIEW = (
-    "rank",
-    "provider",
-    "region",
-    "instance_type",
-    "gpu",
-    "gpus_per_node",
-    "nodes",
-    "pricing",
-    "price_usd_per_hour",
-    "time_to_solution_hours",
-    "cost_usd",
-    "cost_low_usd",
-    "cost_high_usd",
-    "expected_interruptions",
-    "pareto",
-    "notes",
-)
+TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in ("zone", "energy_kwh", "price_as_of"))
 DEFAULT_TABLE_TOP = 20
 
 

@@ -9,16 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from planner import api, report
+from planner.cost.result import TABLE_COLUMNS
 from planner.errors import PlannerError
 from planner.hardware import PRECISIONS
 from planner.perf.workloads import WORKLOADS, get_workload, workload_names
 from planner.ui.cache import cached_catalog
 
-SHOWN_COLUMNS = [
-    "rank", "provider", "region", "instance_type", "gpu", "gpus_per_node", "nodes", "pricing", "price_usd_per_hour",
-    "time_to_solution_hours", "cost_usd", "cost_low_usd", "cost_high_usd", "expected_interruptions", "energy_kwh",
-    "pareto", "notes",
-]  # fmt: skip
+SHOWN_COLUMNS = [c for c in TABLE_COLUMNS if c not in ("zone", "price_as_of")]
 
 
 def _inputs(catalog: pd.DataFrame) -> dict[str, Any] | None:
