@@ -14,6 +14,7 @@ import json
 import statistics
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -105,10 +106,16 @@ def main() -> None:
     in_sample = dict(enumerate(calibration.predict_with(perf_params(), rows)))
     by_gpu = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.gpu.id)
     by_source = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.source_name)
+    # 10-fold CV grouped by job (every GPU and GPU count of one job lands in the same fold): stricter than
+    # row-level k-fold, since no measurement of a held-out job is ever seen in training.
+    by_fold = calibration.cross_validate(
+        rows, calibration.PRIORS, lambda row: str(zlib.crc32(repr(calibration.config_key(row)).encode()) % 10)
+    )
     base_gpu = calibration.baseline_predictions(rows, lambda row: row.gpu.id)
     base_source = calibration.baseline_predictions(rows, lambda row: row.source_name)
     columns = {
         "in-sample": in_sample,
+        "10-fold by job": by_fold,
         "leave-GPU-out": by_gpu,
         "leave-source-out": by_source,
         "baseline GPU-out": base_gpu,
@@ -148,6 +155,7 @@ def main() -> None:
         _print_bias(rows, by_gpu, by_source, column, value)
     per_gpu_medians = [_errors(rows, by_gpu, _gpu_filter(gpu)).median for gpu in sorted({r.gpu.id for r in rows})]
     summary = {
+        "cv_10fold_by_job_median_ape": round(_errors(rows, by_fold, _everything).median, 2),
         "cv_gpu_median_ape": round(_errors(rows, by_gpu, _everything).median, 2),
         "cv_source_median_ape": round(_errors(rows, by_source, _everything).median, 2),
         "cv_gpu_median_of_per_gpu_medians": round(statistics.median(per_gpu_medians), 2),
