@@ -32,10 +32,16 @@ def render_estimate_page() -> None:
         st.error(str(exc))
         return
     cols = st.columns(4)
-    cols[0].metric("Throughput", f"{result.throughput:,.0f} {result.throughput_unit}")
+    cols[0].metric(f"Throughput ({result.throughput_unit})", f"{result.throughput:,.0f}")
     cols[1].metric("Time to solution", f"{result.time_to_solution_hours:,.1f} h")
     cols[2].metric("Memory per GPU", f"{result.memory_per_gpu_gib:,.1f} GiB")
     cols[3].metric("MFU", f"{result.mfu:.0%}")
     if not result.fits_in_memory:
         st.warning(f"Does not fit: {result.why_not_fits}")
-    st.json(result.to_dict(), expanded=False)
+    st.caption(
+        f"Band {result.throughput_low:,.0f} to {result.throughput_high:,.0f} {result.throughput_unit}; "
+        f"step {result.step_time_s:,.3g} s; energy {result.energy_kwh:,.0f} kWh"
+    )
+    st.markdown("\n".join(f"- {line}" for line in result.assumptions))
+    with st.expander("All fields (JSON)"):
+        st.json(result.to_dict())

@@ -106,7 +106,8 @@ def test_estimate_page(fixture_catalog: Path) -> None:
     app = app.run()  # type: ignore[attr-defined]
     assert not app.exception
     labels = [m.label for m in app.metric]
-    assert labels == ["Throughput", "Time to solution", "Memory per GPU", "MFU"]
+    assert labels == ["Throughput (tokens/s)", "Time to solution", "Memory per GPU", "MFU"]
+    assert any("layout" in m.value for m in app.markdown)
 
 
 def test_catalog_page_renders_offerings_and_freshness(fixture_catalog: Path) -> None:
