@@ -11,7 +11,7 @@ PAGES = Path(__file__).resolve().parent / "planner" / "ui" / "pages"
 st.set_page_config(page_title="gpu-planner", layout="wide")
 navigation = st.navigation(
     [
-        st.Page(PAGES / "plan.py", title="Plan a training run", url_path="plan", default=True),
+        st.Page(PAGES / "plan.py", title="Plan a training run", default=True),  # served at /
         st.Page(PAGES / "estimate.py", title="Estimate", url_path="estimate"),
         st.Page(PAGES / "catalog.py", title="Catalog", url_path="catalog"),
     ]
