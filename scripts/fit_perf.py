@@ -303,7 +303,8 @@ def main() -> None:
     }
     for section in ("transformer", "cnn", "comm"):
         params[section] = {
-            k: (round(v, 5) if isinstance(v, float) and math.isfinite(v) else v) for k, v in params[section].items()
+            k: (float(f"{v:.5g}") if isinstance(v, float) and math.isfinite(v) else v)
+            for k, v in params[section].items()
         }
     (ROOT / "data" / "perf_params.json").write_text(
         json.dumps(copy.deepcopy(params), indent=2) + "\n", encoding="utf-8"

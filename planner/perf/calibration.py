@@ -131,6 +131,10 @@ PRIORS: dict[str, Any] = {
         "loss_per_node_doubling": 0.02,
         "layer_overhead_s": 2e-4,
         "collective_latency_s": 3e-5,
+        # Fixed, not fitted: one step of a ring collective across nodes waits about one network hop, 2-3 us on
+        # InfiniBand/EFA (NCCL's own tuning model: 2.7 us per ring step over the network with its LL protocol). The
+        # fit cannot identify it (few multi-node rows, and level errors dominate their residuals).
+        "dp_hop_latency_s": 2.5e-6,
         "host_layer_s": 1.5e-3,
     },
     # Average board power as a fraction of TDP when idle-waiting and when computing (nvidia-smi practice).

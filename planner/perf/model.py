@@ -151,15 +151,19 @@ def _link_gbs(spec: GpuSpec, interconnect: str, group: int) -> float:
     return pcie
 
 
-def _dp_bandwidth(spec: GpuSpec, interconnect: str, dp: int, gpus_per_node: int, network_gbps: float) -> float:
+def _dp_bandwidth(spec: GpuSpec, interconnect: str, plan: Plan, gpus_per_node: int, network_gbps: float) -> float:
     """Bus bandwidth (GB/s) of a data-parallel collective: the intra-node link, or the network across nodes."""
-    intra = _link_gbs(spec, interconnect, min(dp, gpus_per_node))
-    if dp <= gpus_per_node:
+    span = plan.dp * plan.tp
+    intra = _link_gbs(spec, interconnect, min(span, gpus_per_node))
+    if span <= gpus_per_node:
         return intra
-    # Hierarchical (NCCL tree/multi-ring) collectives spread the cross-node traffic over all NICs of a node,
-    # so the node's whole network bandwidth counts, capped by the intra-node link.
+    # Hierarchical (NCCL multi-ring) collectives spread a group's cross-node traffic over the NICs of its own ranks
+    # (one NIC per GPU on p4d/p5 nodes). Tensor-parallel ranks fill a node first, so a data-parallel group has only
+    # gpus_per_node / tp ranks, and as many NICs, per node: with 8-way tensor parallelism each GPU's gradient or
+    # shard traffic crosses nodes through a single NIC.
+    ranks_per_node = max(1, min(plan.dp, gpus_per_node // plan.tp))
     node_net = network_gbps / 8.0 * perf_params()["comm"]["network_efficiency"]
-    return min(intra, node_net)
+    return min(intra, node_net * ranks_per_node / gpus_per_node)
 
 
 def _efficiency_scale(spec: GpuSpec, precision: str, family: dict[str, float]) -> float:
@@ -299,19 +303,26 @@ def _step_time(
         compute *= (micro_steps + plan.pp - 1) / micro_steps
     dp_comm = 0.0
     if plan.dp > 1:
-        bandwidth = _dp_bandwidth(spec, interconnect, plan.dp * plan.tp, gpus_per_node, network_gbps) * 1e9
+        bandwidth = _dp_bandwidth(spec, interconnect, plan, gpus_per_node, network_gbps) * 1e9
         params_here = wl.params / (plan.tp * plan.pp)
         ring = 2.0 * (plan.dp - 1) / plan.dp
         if wl.mode == "lora":
             params_grad = params_here * perf_params()["memory"]["lora_trainable_fraction"]
         else:
             params_grad = params_here
+        hop = comm["dp_hop_latency_s"]
         if plan.sharded:
             # FSDP: all-gather weights for forward and backward of every micro-batch, reduce-scatter gradients.
             volume = micro_steps * (2 * params_here * 2.0 + params_grad * 2.0) / 2.0
+            # Per layer and micro-batch: two all-gathers and a reduce-scatter, ring algorithms whose dp - 1 steps
+            # each wait one network hop (NCCL has no tree all-gather): latency grows linearly with the ranks.
+            latency = micro_steps * 3 * (wl.layers / plan.pp) * (plan.dp - 1) * hop
         else:
             volume = params_grad * comm["gradient_bytes"]
-        dp_comm = volume * ring / bandwidth
+            # DDP all-reduces 25 MB gradient buckets; NCCL's tree all-reduce takes 2 log2(dp) hops per bucket.
+            buckets = math.ceil(volume / 25e6)
+            latency = buckets * 2 * math.log2(plan.dp) * hop
+        dp_comm = volume * ring / bandwidth + latency
     exposed = max(dp_comm - comm["overlap"] * compute, (1.0 - comm["overlap"]) * dp_comm)
     step = compute + exposed
     nodes = math.ceil(plan.dp * plan.tp * plan.pp / gpus_per_node)
