@@ -99,6 +99,41 @@ def _print_bias(
         print(f"  {column:13s} {source.split('/')[0]:10s} {cells}")
 
 
+def _print_scale_out(rows: Sequence[Benchmark], in_sample: dict[int, float], by_fold: dict[int, float]) -> list[float]:
+    """Per-GPU throughput change from the smallest to the largest GPU count of one job spanning nodes."""
+    jobs: dict[tuple[object, ...], list[int]] = {}
+    for i, row in enumerate(rows):
+        if row.workload is not None:
+            wl, plan = row.workload, row.plan
+            job = (wl.name, row.gpu.id, row.precision, plan.micro_batch, wl.seq_len, plan.tp, plan.pp, plan.sharded)
+            jobs.setdefault(job, []).append(i)
+    print(
+        "scale-out: per-GPU throughput change, smallest to largest GPU count of a job (measured | in-sample | 10-fold)"
+    )
+    misses: list[float] = []
+    for key, members in sorted(jobs.items(), key=lambda item: str(item[0])):
+        members.sort(key=lambda i: rows[i].gpus)
+        first, last = members[0], members[-1]
+        if rows[last].gpus <= rows[last].gpus_per_node or rows[first].gpus == rows[last].gpus:
+            continue
+
+        def change(preds: dict[int, float], first: int = first, last: int = last) -> float:
+            return 100.0 * ((preds[last] / rows[last].gpus) / (preds[first] / rows[first].gpus) - 1.0)
+
+        measured = change({i: rows[i].throughput_total for i in (first, last)})
+        held_out = change(by_fold)
+        misses.append(abs(held_out - measured))
+        label = f"{key[0]} {key[1]} {key[2]} mb{key[3]}"
+        print(
+            f"  {label:38s} {rows[first].gpus:4d} -> {rows[last].gpus:4d} GPUs "
+            f"{measured:+6.1f}% | {change(in_sample):+6.1f}% | {held_out:+6.1f}%"
+        )
+    if misses:
+        print(f"  median miss of the change (10-fold): {statistics.median(misses):.1f} points over {len(misses)} jobs")
+    print()
+    return misses
+
+
 def main() -> None:
     started = time.perf_counter()
     rows = calibration.load_benchmarks()
@@ -150,6 +185,7 @@ def main() -> None:
         gpu_out, source_out = _errors(rows, by_gpu, keep), _errors(rows, by_source, keep)
         print(f"  {source:32s} {gpu_out.median:6.1f}% | {source_out.median:6.1f}% ({gpu_out.count})")
     print()
+    scale_misses = _print_scale_out(rows, in_sample, by_fold)
     print("held-out bias by layout (median signed error, + = over-predicted; leave-GPU-out | leave-source-out)")
     for column, value in LAYOUT:
         _print_bias(rows, by_gpu, by_source, column, value)
@@ -159,6 +195,7 @@ def main() -> None:
         "cv_gpu_median_ape": round(_errors(rows, by_gpu, _everything).median, 2),
         "cv_source_median_ape": round(_errors(rows, by_source, _everything).median, 2),
         "cv_gpu_median_of_per_gpu_medians": round(statistics.median(per_gpu_medians), 2),
+        "scale_out_change_miss_points": round(statistics.median(scale_misses), 2) if scale_misses else None,
         "baseline_gpu_median_ape": round(_errors(rows, base_gpu, _everything).median, 2),
         "seconds": round(time.perf_counter() - started, 1),
     }
