@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.hardware import resolve_gpu
-from planner.perf import calibration
+from planner.perf import calibration, model
 from planner.perf.model import Plan, estimate, throughput_with_plan
 from planner.perf.workloads import get_workload
 
@@ -79,3 +79,15 @@ def test_mfu_falls_from_one_node_to_thousands() -> None:
     mfu = [estimate("llama-3.1-405b", "H100", n).mfu for n in (512, 2048, 8192, 16384)]
     assert all(b <= a + 1e-9 for a, b in itertools.pairwise(mfu)), mfu
     assert mfu[-1] < mfu[0]
+
+
+def test_data_parallel_groups_cross_nodes_through_their_own_nics() -> None:
+    spec = resolve_gpu("H100-SXM")
+    # 64 nodes of 8: with 8-way tensor parallelism each data-parallel group has one rank, so one NIC, per node.
+    wide = model._dp_bandwidth(spec, "nvswitch", Plan(tp=1, dp=512), 8, 3200.0)
+    narrow = model._dp_bandwidth(spec, "nvswitch", Plan(tp=8, dp=64), 8, 3200.0)
+    assert narrow == pytest.approx(wide / 8)
+    # Inside one node the NVSwitch carries the traffic whatever the tensor parallelism.
+    assert model._dp_bandwidth(spec, "nvswitch", Plan(tp=8, dp=1), 8, 3200.0) == pytest.approx(
+        model._dp_bandwidth(spec, "nvswitch", Plan(tp=1, dp=8), 8, 3200.0)
+    )
