@@ -23,7 +23,7 @@ from planner.cli.workload_opts import (
     TokensOpt,
     VocabOpt,
     WorkloadOpt,
-    workload_from_cli,
+    workload_from_flags,
 )
 from planner.errors import InputError
 
@@ -108,22 +108,7 @@ def estimate(
     report.check_format(fmt)
     if fmt == "csv":
         raise InputError("--format for estimate must be table or json")
-    built, extra = workload_from_cli(
-        workload,
-        params=params,
-        layers=layers,
-        hidden=hidden,
-        heads=heads,
-        vocab=vocab,
-        seq_len=seq_len,
-        tokens=tokens,
-        mode=mode,
-        batch_per_gpu=batch_per_gpu,
-        global_batch=global_batch,
-        measured=measured,
-        measured_on=measured_on,
-        efficiency=efficiency,
-    )
+    built, extra = workload_from_flags(workload, locals())
     result = api_estimate(
         built,
         gpu,

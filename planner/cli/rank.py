@@ -28,7 +28,7 @@ from planner.cli.workload_opts import (
     TokensOpt,
     VocabOpt,
     WorkloadOpt,
-    workload_from_cli,
+    workload_from_flags,
 )
 from planner.cost.result import TABLE_COLUMNS
 
@@ -154,22 +154,7 @@ def rank(
     from planner.api import rank as api_rank
 
     report.check_format(fmt)
-    built, extra = workload_from_cli(
-        workload,
-        params=params,
-        layers=layers,
-        hidden=hidden,
-        heads=heads,
-        vocab=vocab,
-        seq_len=seq_len,
-        tokens=tokens,
-        mode=mode,
-        batch_per_gpu=batch_per_gpu,
-        global_batch=global_batch,
-        measured=measured,
-        measured_on=measured_on,
-        efficiency=efficiency,
-    )
+    built, extra = workload_from_flags(workload, locals())
     # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
     shown_top = top if top is not None or fmt != "table" else DEFAULT_TABLE_TOP
     result = api_rank(
@@ -238,22 +223,7 @@ def compare(
     from planner.cost.compare import COMPARE_COLUMNS
 
     report.check_format(fmt)
-    built, extra = workload_from_cli(
-        workload,
-        params=params,
-        layers=layers,
-        hidden=hidden,
-        heads=heads,
-        vocab=vocab,
-        seq_len=seq_len,
-        tokens=tokens,
-        mode=mode,
-        batch_per_gpu=batch_per_gpu,
-        global_batch=global_batch,
-        measured=measured,
-        measured_on=measured_on,
-        efficiency=efficiency,
-    )
+    built, extra = workload_from_flags(workload, locals())
     result = api_compare(
         built,
         gpus=gpu or [],

@@ -5,6 +5,7 @@ Declare the parameters with these aliases and pass their values to ``workload_fr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -90,3 +91,26 @@ def workload_from_cli(
     if efficiency is not None:
         extra["efficiency"] = efficiency
     return built, extra
+
+
+# The workload flags every command declares, by parameter name (the keyword arguments of workload_from_cli).
+WORKLOAD_FLAGS = (
+    "params",
+    "layers",
+    "hidden",
+    "heads",
+    "vocab",
+    "seq_len",
+    "tokens",
+    "mode",
+    "batch_per_gpu",
+    "global_batch",
+    "measured",
+    "measured_on",
+    "efficiency",
+)
+
+
+def workload_from_flags(workload: str, values: Mapping[str, Any]) -> tuple[Workload, dict[str, Any]]:
+    """``workload_from_cli`` fed from a command's parameters (pass ``locals()``), so no command repeats the list."""
+    return workload_from_cli(workload, **{name: values[name] for name in WORKLOAD_FLAGS})
