@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from planner._data import data_dir
-from planner.hardware import PRECISIONS, GpuSpec, gpu_table
+from planner.hardware import PRECISIONS, GpuSpec, gpu_table, resolve_gpu
 from planner.perf import model
 from planner.perf.workloads import Workload
 
@@ -446,3 +446,64 @@ def ratio_errors(rows: Sequence[Benchmark], predictions: dict[int, float]) -> li
                 predicted_b = statistics.median(predictions[i] for i in per_gpu[gpu_b])
                 errors.append(ape(predicted_a / predicted_b, measured_a / measured_b))
     return errors
+
+
+# ---------------------------------------------------------------- external checks
+
+
+@dataclass(frozen=True)
+class ExternalCheck:
+    """A published run that is not in the calibration data: its workload and tokens/s per GPU."""
+
+    row: dict[str, str]
+    workload: Workload
+    measured_per_gpu: float
+
+
+def _flops_per_token(row: dict[str, str]) -> float:
+    layers, hidden, seq, vocab = (int(row[k]) for k in ("layers", "hidden", "seq_len", "vocab"))
+    if row["reported"].startswith("hardware"):
+        # Megatron-LM's count with full recomputation (Narayanan et al. 2021, eq. 3), per token.
+        return 96.0 * layers * hidden**2 * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden))
+    # Model FLOPs: 6N plus attention scores, forward and backward.
+    return 6.0 * float(row["params"]) + 12.0 * layers * hidden * seq
+
+
+def load_external_checks(path: Path | None = None) -> list[ExternalCheck]:
+    """Rows of ``data/external_checks.csv``, reported TFLOP/s per GPU turned into tokens/s per GPU."""
+    checks = []
+    with (path or data_dir() / "external_checks.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            wl = Workload(
+                name=row["model"],
+                kind="decoder",
+                params=float(row["params"]),
+                layers=int(row["layers"]),
+                hidden=int(row["hidden"]),
+                heads=int(row["heads"]),
+                vocab=int(row["vocab"]),
+                seq_len=int(row["seq_len"]),
+                global_batch=int(row["global_batch"]),
+            )
+            per_gpu = float(row["reported_value"]) * 1e12 / _flops_per_token(row)
+            checks.append(ExternalCheck(row, wl, per_gpu))
+    return checks
+
+
+def layout_prediction(check: ExternalCheck) -> float:
+    """Tokens/s per GPU on the published layout, with the fastest micro-batch of 1, 2, 4 or 8 that fits."""
+    row, wl = check.row, check.workload
+    spec = resolve_gpu(row["gpu"])
+    gpus, tp, pp = int(row["gpus"]), int(row["tensor_parallel"]), int(row["pipeline_parallel"])
+    dp, batch = gpus // (tp * pp), int(row["global_batch"])
+    best = 0.0
+    for recompute in (row["recompute"] == "true", True):
+        for micro in (1, 2, 4, 8):
+            plan = model.Plan(tp, pp, dp, False, recompute, micro, batch)
+            if batch % (dp * micro) or model._memory_bytes(wl, "bf16", plan) > model._usable_bytes(spec):
+                continue
+            total = model.throughput_with_plan(wl, spec, "bf16", plan, network_gbps=float(row["network_gbps"]))
+            best = max(best, total / gpus)
+        if best:
+            break
+    return best
