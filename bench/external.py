@@ -2,12 +2,14 @@
 
     .venv/bin/python bench/external.py [--params FILE]
 
-Each row is a training run reported by its authors (Megatron-LM on Selene, Llama 3.1 405B at Meta): other software
-stacks, 32 to 16,384 GPUs, tensor and pipeline parallelism at scale, none of it in data/benchmarks.csv. The reported
-TFLOP/s per GPU become tokens/s per GPU with the authors' own FLOP counts, then are compared with:
+Each row is a training run reported by its authors (Megatron-LM on Selene, Llama 3.1 405B at Meta, NVIDIA's NeMo
+Megatron-Bridge recipes on DGX H100 and B200): other software stacks, 8 to 16,384 GPUs, BF16 and FP8, tensor and
+pipeline parallelism at scale, none of it in data/benchmarks.csv. Reported TFLOP/s per GPU become tokens/s per GPU with
+the authors' own FLOP counts, then are compared with:
 
 - "layout": the model on the authors' layout (tensor, pipeline, data parallel, global batch, recomputation), with the
-  fastest micro-batch of 1, 2, 4 or 8 that fits memory (recomputation added only if nothing fits without it);
+  fastest micro-batch of 1, 2, 4 or 8 that fits memory (recomputation added only if nothing fits without it); n/a for
+  layouts the model does not describe (context parallelism, interleaved pipeline stages);
 - "estimate": ``planner.estimate`` on the same GPUs, choosing its own layout, as a user gets it. This one answers a
   different question: the search avoids full recomputation where memory allows and assumes FlashAttention, so it is
   expected to beat a 2021 stack that recomputed every layer (that alone is 4/3 of the work).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -26,15 +29,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.perf import model
-from planner.perf.calibration import ExternalCheck, layout_prediction, load_external_checks
+from planner.perf.calibration import estimate_prediction, layout_prediction, load_external_checks
 
 
-def estimate_prediction(check: ExternalCheck) -> float:
-    row = check.row
-    result = model.estimate(
-        check.workload, row["gpu"], int(row["gpus"]), "bf16", network_gbps=float(row["network_gbps"])
-    )
-    return result.throughput_per_gpu
+def _median(values: list[float]) -> float | None:
+    kept = [v for v in values if not math.isnan(v)]
+    return round(statistics.median(kept), 1) if kept else None
 
 
 def main() -> None:
@@ -43,24 +43,30 @@ def main() -> None:
     args = parser.parse_args()
     if args.params:
         model.set_perf_params(json.loads(args.params.read_text(encoding="utf-8")))
-    layout_errors, estimate_errors = [], []
-    print(f"{'run':18s} {'GPU':10s} {'GPUs':>6s} {'published':>10s} {'layout':>15s} {'estimate':>15s}  tokens/s/GPU")
+    by_source: dict[str, tuple[list[float], list[float]]] = {}
+    columns = ("published", "layout", "estimate")
+    print(f"{'run':16s} {'GPU':9s} {'prec':4s} {'GPUs':>5s} {columns[0]:>9s} {columns[1]:>14s} {columns[2]:>14s}")
     for check in load_external_checks():
         row = check.row
         on_layout, estimated = layout_prediction(check), estimate_prediction(check)
         err_layout = (on_layout / check.measured_per_gpu - 1) * 100
         err_estimate = (estimated / check.measured_per_gpu - 1) * 100
+        layout_errors, estimate_errors = by_source.setdefault(row["source"].split(",")[0].split(" (")[0], ([], []))
         layout_errors.append(abs(err_layout))
         estimate_errors.append(abs(err_estimate))
+        layout_text = f"{on_layout:7.0f} {err_layout:+5.0f}%" if not math.isnan(on_layout) else f"{'n/a':>14s}"
         print(
-            f"{row['model']:18s} {row['gpu']:10s} {int(row['gpus']):6d} {check.measured_per_gpu:10.0f} "
-            f"{on_layout:8.0f} {err_layout:+5.0f}% {estimated:8.0f} {err_estimate:+5.0f}%"
+            f"{row['model']:16s} {row['gpu']:9s} {row['precision']:4s} {int(row['gpus']):5d} "
+            f"{check.measured_per_gpu:9.0f} {layout_text} {estimated:7.0f} {err_estimate:+5.0f}%"
         )
-    summary = {
-        "external_rows": len(layout_errors),
-        "layout_median_ape": round(statistics.median(layout_errors), 1),
-        "estimate_median_ape": round(statistics.median(estimate_errors), 1),
-    }
+    print("median absolute error by source: on the published layout | estimate's own layout")
+    summary: dict[str, object] = {}
+    for source, (layout_errors, estimate_errors) in by_source.items():
+        layout, estimate = _median(layout_errors), _median(estimate_errors)
+        print(
+            f"  {source:60s} {layout if layout is not None else 'n/a':>6} | {estimate:>6} ({len(estimate_errors)} runs)"
+        )
+        summary[source] = {"layout_median_ape": layout, "estimate_median_ape": estimate, "runs": len(estimate_errors)}
     print(json.dumps(summary))
 
 

@@ -460,17 +460,23 @@ class ExternalCheck:
     measured_per_gpu: float
 
 
-def _flops_per_token(row: dict[str, str]) -> float:
+def _measured_per_gpu(row: dict[str, str]) -> float:
+    """Tokens/s per GPU of a published run, from tokens/s or from TFLOP/s with the authors' FLOP count."""
+    value = float(row["reported_value"])
+    if row["reported"].startswith("tokens"):
+        return value
     layers, hidden, seq, vocab = (int(row[k]) for k in ("layers", "hidden", "seq_len", "vocab"))
     if row["reported"].startswith("hardware"):
         # Megatron-LM's count with full recomputation (Narayanan et al. 2021, eq. 3), per token.
-        return 96.0 * layers * hidden**2 * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden))
-    # Model FLOPs: 6N plus attention scores, forward and backward.
-    return 6.0 * float(row["params"]) + 12.0 * layers * hidden * seq
+        flops = 96.0 * layers * hidden**2 * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden))
+    else:
+        # Model FLOPs: 6N plus attention scores, forward and backward.
+        flops = 6.0 * float(row["params"]) + 12.0 * layers * hidden * seq
+    return value * 1e12 / flops
 
 
 def load_external_checks(path: Path | None = None) -> list[ExternalCheck]:
-    """Rows of ``data/external_checks.csv``, reported TFLOP/s per GPU turned into tokens/s per GPU."""
+    """Rows of ``data/external_checks.csv``, each reported figure turned into tokens/s per GPU."""
     checks = []
     with (path or data_dir() / "external_checks.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
@@ -485,25 +491,40 @@ def load_external_checks(path: Path | None = None) -> list[ExternalCheck]:
                 seq_len=int(row["seq_len"]),
                 global_batch=int(row["global_batch"]),
             )
-            per_gpu = float(row["reported_value"]) * 1e12 / _flops_per_token(row)
+            per_gpu = _measured_per_gpu(row)
             checks.append(ExternalCheck(row, wl, per_gpu))
     return checks
 
 
 def layout_prediction(check: ExternalCheck) -> float:
-    """Tokens/s per GPU on the published layout, with the fastest micro-batch of 1, 2, 4 or 8 that fits."""
+    """Tokens/s per GPU on the published layout, with the fastest micro-batch of 1, 2, 4 or 8 that fits.
+
+    NaN where the layout uses what the model does not describe (context parallelism, interleaved pipeline stages).
+    """
     row, wl = check.row, check.workload
+    if int(row["context_parallel"]) > 1 or int(row["virtual_pipeline"]) > 1:
+        return math.nan
     spec = resolve_gpu(row["gpu"])
+    precision = row["precision"]
     gpus, tp, pp = int(row["gpus"]), int(row["tensor_parallel"]), int(row["pipeline_parallel"])
     dp, batch = gpus // (tp * pp), int(row["global_batch"])
     best = 0.0
     for recompute in (row["recompute"] == "true", True):
         for micro in (1, 2, 4, 8):
-            plan = model.Plan(tp, pp, dp, False, recompute, micro, batch)
-            if batch % (dp * micro) or model._memory_bytes(wl, "bf16", plan) > model._usable_bytes(spec):
+            plan = model.Plan(tp, pp, dp, row["sharded"] == "true", recompute, micro, batch)
+            if batch % (dp * micro) or model._memory_bytes(wl, precision, plan) > model._usable_bytes(spec):
                 continue
-            total = model.throughput_with_plan(wl, spec, "bf16", plan, network_gbps=float(row["network_gbps"]))
+            total = model.throughput_with_plan(wl, spec, precision, plan, network_gbps=float(row["network_gbps"]))
             best = max(best, total / gpus)
         if best:
             break
     return best
+
+
+def estimate_prediction(check: ExternalCheck) -> float:
+    """Tokens/s per GPU from ``estimate`` on the same GPUs and network, choosing its own layout."""
+    row = check.row
+    result = model.estimate(
+        check.workload, row["gpu"], int(row["gpus"]), row["precision"], network_gbps=float(row["network_gbps"])
+    )
+    return result.throughput_per_gpu
