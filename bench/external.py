@@ -2,10 +2,10 @@
 
     .venv/bin/python bench/external.py [--params FILE]
 
-Each row is a training run reported by its authors (Megatron-LM on Selene, Llama 3.1 405B at Meta, NVIDIA's NeMo
-Megatron-Bridge recipes on DGX H100 and B200): other software stacks, 8 to 16,384 GPUs, BF16 and FP8, tensor and
-pipeline parallelism at scale, none of it in data/benchmarks.csv. Reported TFLOP/s per GPU become tokens/s per GPU with
-the authors' own FLOP counts, then are compared with:
+Each row is a training run reported by its authors (Megatron-LM on Selene, Llama 3.1 405B at Meta): other software
+stacks, 32 to 16,384 GPUs, tensor and pipeline parallelism at scale, none of it in data/benchmarks.csv (NVIDIA's own
+published NeMo runs are calibration data, in data/published_runs.csv). Reported TFLOP/s per GPU become tokens/s per
+GPU with the authors' own FLOP counts, then are compared with:
 
 - "layout": the model on the authors' layout (tensor, pipeline, data parallel, global batch, recomputation), with the
   fastest micro-batch of 1, 2, 4 or 8 that fits memory (recomputation added only if nothing fits without it); n/a for

@@ -1,5 +1,8 @@
 """Rebuild ``data/benchmarks.csv`` from the published measurements and fit ``data/perf_params.json``.
 
+The measurements are the reference folder's and ``data/published_runs.csv`` (NVIDIA's published NeMo / Megatron-Core
+runs on H100 and B200, BF16 and FP8, transcribed with their page).
+
     .venv/bin/python scripts/fit_perf.py [--reference ../shared/reference/benchmarks] [--no-fit]
 
 The reference folder holds measurements exactly as published (Lambda deeplearning-benchmark, MosaicML llm-foundry,
@@ -197,6 +200,51 @@ def _vtrain_row(row: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _published_row(row: dict[str, str], index: int) -> dict[str, Any]:
+    """A run from data/published_runs.csv (sources outside the reference folder, transcribed with their page)."""
+    gpus = int(row["gpus"])
+    tp, pp, cp = int(row["tensor_parallel"]), int(row["pipeline_parallel"]), int(row["context_parallel"])
+    value = float(row["reported_value"])
+    per_gpu = value / gpus if row["reported"] == "tokens/s total" else value
+    return {
+        "source": row["source"],
+        "source_date": row["source_date"],
+        "source_row": index,
+        "workload": row["model"],
+        "family": "decoder",
+        "params": float(row["params"]),
+        "layers": int(row["layers"]),
+        "hidden": int(row["hidden"]),
+        "heads": int(row["heads"]),
+        "vocab": int(row["vocab"]),
+        "seq_len": int(row["seq_len"]),
+        "mode": "pretrain",
+        "stack": "tuned",
+        "precision": row["precision"],
+        "gpu": lookup(row["gpu"]).spec.id,
+        "gpus": gpus,
+        "nodes": max(1, gpus // 8),
+        "gpus_per_node": min(8, gpus),
+        "interconnect": "nvswitch",
+        "network_gbps": float(row["network_gbps"]),
+        "tensor_parallel": tp,
+        "pipeline_parallel": pp,
+        "data_parallel": gpus // (tp * pp * cp),
+        "context_parallel": cp,
+        "virtual_pipeline": int(row["virtual_pipeline"]),
+        "sharded": row["sharded"],
+        "recompute": row["recompute"],
+        "micro_batch": int(row["micro_batch"]),
+        "global_batch": int(row["global_batch"]),
+        "throughput_total": round(per_gpu * gpus, 3),
+        "throughput_per_gpu": round(per_gpu, 3),
+        "throughput_unit": "tokens/s",
+        "use": "true",
+        "excluded_reason": "",
+        "notes": "Megatron-Core / NeMo (Transformer Engine, FlashAttention); " + row["notes"],
+    }
+
+
 def build_rows(reference: Path) -> list[dict[str, Any]]:
     """Every reference measurement in the project's schema, with use=false and the reason where excluded."""
     out: list[dict[str, Any]] = []
@@ -236,6 +284,9 @@ def build_rows(reference: Path) -> list[dict[str, Any]]:
             built.setdefault("tensor_parallel", 1)
             built.setdefault("pipeline_parallel", 1)
             out.append(built)
+    with (ROOT / "data" / "published_runs.csv").open(newline="", encoding="utf-8") as handle:
+        for index, row in enumerate(csv.DictReader(handle), start=2):
+            out.append(_published_row(row, index))
     return out
 
 

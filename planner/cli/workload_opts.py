@@ -33,6 +33,13 @@ TokensOpt = Annotated[
     ),
 ]
 ModeOpt = Annotated[str, typer.Option("--mode", help="Training mode: pretrain, finetune or lora.")]
+StackOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stack",
+        help="typical (PyTorch FSDP/DeepSpeed; the default) or tuned (NVIDIA Megatron-Core/NeMo recipes).",
+    ),
+]
 BatchPerGpuOpt = Annotated[int | None, typer.Option("--batch-per-gpu", help="Micro-batch per GPU (samples).")]
 GlobalBatchOpt = Annotated[int | None, typer.Option("--global-batch", help="Global batch (samples per step).")]
 PrecisionOpt = Annotated[str, typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")]
@@ -60,6 +67,7 @@ def workload_from_cli(
     seq_len: int | None = None,
     tokens: float | None = None,
     mode: str | None = None,
+    stack: str | None = None,
     batch_per_gpu: int | None = None,
     global_batch: int | None = None,
     measured: float | None = None,
@@ -80,6 +88,7 @@ def workload_from_cli(
         seq_len=seq_len,
         work=tokens,
         mode=mode,
+        stack=stack,
         batch_per_gpu=batch_per_gpu,
         global_batch=global_batch,
     )
@@ -103,6 +112,7 @@ WORKLOAD_FLAGS = (
     "seq_len",
     "tokens",
     "mode",
+    "stack",
     "batch_per_gpu",
     "global_batch",
     "measured",

@@ -62,6 +62,15 @@ class Plan:
     recompute: bool = False
     micro_batch: int = 1
     global_batch: int = 1
+    # Context parallelism splits every sequence over ``cp`` GPUs (ring attention); interleaved 1F1B gives each
+    # pipeline rank ``vp`` virtual stages, dividing the pipeline bubble by ``vp``.
+    cp: int = 1
+    vp: int = 1
+
+    @property
+    def gradient_group(self) -> int:
+        """Ranks that hold the same weights and reduce gradients together: data x context parallel."""
+        return self.dp * self.cp
 
 
 @dataclass(frozen=True)
@@ -153,7 +162,8 @@ def _link_gbs(spec: GpuSpec, interconnect: str, group: int) -> float:
 
 def _dp_bandwidth(spec: GpuSpec, interconnect: str, plan: Plan, gpus_per_node: int, network_gbps: float) -> float:
     """Bus bandwidth (GB/s) of a data-parallel collective: the intra-node link, or the network across nodes."""
-    span = plan.dp * plan.tp
+    group = plan.gradient_group
+    span = group * plan.tp
     intra = _link_gbs(spec, interconnect, min(span, gpus_per_node))
     if span <= gpus_per_node:
         return intra
@@ -161,23 +171,33 @@ def _dp_bandwidth(spec: GpuSpec, interconnect: str, plan: Plan, gpus_per_node: i
     # (one NIC per GPU on p4d/p5 nodes). Tensor-parallel ranks fill a node first, so a data-parallel group has only
     # gpus_per_node / tp ranks, and as many NICs, per node: with 8-way tensor parallelism each GPU's gradient or
     # shard traffic crosses nodes through a single NIC.
-    ranks_per_node = max(1, min(plan.dp, gpus_per_node // plan.tp))
+    ranks_per_node = max(1, min(group, gpus_per_node // plan.tp))
     node_net = network_gbps / 8.0 * perf_params()["comm"]["network_efficiency"]
     return min(intra, node_net * ranks_per_node / gpus_per_node)
 
 
-def _efficiency_scale(spec: GpuSpec, precision: str, family: dict[str, float]) -> float:
+def _fp8_relative(family: dict[str, float], stack: str) -> float:
+    """FP8 GEMM efficiency relative to BF16: Transformer Engine recipes in NVIDIA's tuned stack have their own."""
+    return float(
+        family.get("tuned_fp8_relative", family["fp8_relative"]) if stack == "tuned" else family["fp8_relative"]
+    )
+
+
+def _efficiency_scale(spec: GpuSpec, precision: str, family: dict[str, float], stack: str = "typical") -> float:
     """Fraction of the dense peak a well-shaped matmul reaches, for this precision."""
-    rel = family.get(f"{precision}_relative", 1.0)
+    rel = _fp8_relative(family, stack) if precision == "fp8" else family.get(f"{precision}_relative", 1.0)
     if precision == "tf32" and spec.tf32_tflops is None:
         rel = family.get("fp32_relative", 1.0)
     return float(family["peak_efficiency"] * rel)
 
 
 def _sample_time(
-    wl: Workload, spec: GpuSpec, precision: str, micro_batch: int, tp: int, recompute: bool
+    wl: Workload, spec: GpuSpec, precision: str, micro_batch: int, tp: int, recompute: bool, cp: int = 1
 ) -> tuple[float, float, float]:
-    """Seconds for one GPU to run forward+backward of ``micro_batch`` samples: (compute, memory, model FLOPs)."""
+    """Seconds for one GPU to run forward+backward of ``micro_batch`` samples: (compute, memory, model FLOPs).
+
+    With context parallelism each GPU holds ``seq_len / cp`` tokens of every sequence and attends them to all keys.
+    """
     params = perf_params()
     peak = spec.peak_tflops(precision) * 1e12
     bw = spec.memory_bandwidth_gbps * 1e9
@@ -195,7 +215,7 @@ def _sample_time(
         return flops / (peak * eff) + vector, mem_bytes / bw, flops
     fam = params["transformer"]
     seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
-    tokens = micro_batch * seq
+    tokens = micro_batch * seq / cp
     linear = 2.0 * wl.params * tokens
     attention = 4.0 * layers * hidden * seq * tokens
     forward = linear + attention
@@ -205,21 +225,24 @@ def _sample_time(
     passes = (model_flops + (forward if recompute else 0.0)) / forward
     hw_flops = forward * passes
     shard_hidden = hidden / tp
-    base = _efficiency_scale(spec, precision, fam) * tokens / (tokens + fam["tokens_half"])
+    base = _efficiency_scale(spec, precision, fam, wl.stack) * tokens / (tokens + fam["tokens_half"])
     # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly.
     eff = base * shard_hidden / (shard_hidden + fam["hidden_half"])
     # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
     # than large GEMMs; with FP8 only the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
     attention_rate = peak * base * fam["attention_relative"]
     if precision == "fp8":
-        attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / fam["fp8_relative"]
+        attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
     matmul_time = (linear / (peak * eff) + attention / attention_rate) * passes
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
+
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
-    return matmul_time / tp + vector, mem_bytes / bw, model_flops / tp
+    # NVIDIA's tuned recipes (fused kernels, CUDA graphs, FP8-aware Transformer Engine) run the same layer faster.
+    speedup = fam.get("tuned_speedup", 1.0) if wl.stack == "tuned" else 1.0
+    return (matmul_time / tp + vector) / speedup, mem_bytes / bw / speedup, model_flops / tp
 
 
 def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
@@ -231,24 +254,25 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
         state = wl.params * (weight_bytes + mem["lora_trainable_fraction"] * mem["adam_bytes_per_param"])
     else:
         state = wl.params * mem["adam_bytes_per_param"]
-    state /= shards * (plan.dp if plan.sharded else 1)
+    state /= shards * (plan.gradient_group if plan.sharded else 1)
     elem = 4.0 if precision in ("fp32", "tf32") else 2.0
     b = plan.micro_batch
     if not wl.is_transformer:
         activations = (wl.activation_bytes_per_sample or 0.0) * b * elem / 2.0
         return state + activations
-    per_layer_full = mem["activation_bytes_per_token_hidden"] * b * wl.seq_len * wl.hidden * elem / 2.0 / plan.tp
+    tokens = b * wl.seq_len / plan.cp
+    per_layer_full = mem["activation_bytes_per_token_hidden"] * tokens * wl.hidden * elem / 2.0 / plan.tp
     layers_here = wl.layers / plan.pp
     # 1F1B pipelining keeps up to pp micro-batches in flight on the first stage.
     in_flight = min(plan.pp, max(1, plan.global_batch // max(1, plan.dp * b)))
     if plan.recompute:
-        checkpoints = b * wl.seq_len * wl.hidden * elem / plan.tp * layers_here * in_flight
+        checkpoints = tokens * wl.hidden * elem / plan.tp * layers_here * in_flight
         activations = checkpoints + per_layer_full
     else:
         activations = per_layer_full * layers_here * in_flight
     # FP32 logits of the last stage (large for 128k vocabularies).
-    logits = b * wl.seq_len * wl.vocab * 4.0 / plan.tp
-    if plan.sharded and plan.dp > 1:
+    logits = tokens * wl.vocab * 4.0 / plan.tp
+    if plan.sharded and plan.gradient_group > 1:
         # FSDP holds one gathered layer (weights + gradients) beyond its shard.
         state += 2 * elem * wl.params / max(1, wl.layers) / plan.tp
     return state + activations + logits
@@ -277,7 +301,7 @@ def _step_time(
     network_gbps: float,
 ) -> _Timing:
     comm = perf_params()["comm"]
-    t_comp, t_mem, flops = _sample_time(wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute)
+    t_comp, t_mem, flops = _sample_time(wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute, plan.cp)
     # A pipeline stage runs 1/pp of the layers.
     t_comp, t_mem, flops = t_comp / plan.pp, t_mem / plan.pp, flops / plan.pp
     micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
@@ -286,26 +310,33 @@ def _step_time(
     host = 0.0
     if wl.is_transformer:
         stage_layers = wl.layers / plan.pp
+        # Tuned stacks replay CUDA graphs of fused kernels: no per-kernel launch cost on the host or the GPU.
+        eager = 0.0 if wl.stack == "tuned" else 1.0
         # Kernel launches and small ops: a fixed cost per layer and micro-batch, whatever the GPU.
-        per_micro += stage_layers * comm["layer_overhead_s"]
+        per_micro += stage_layers * comm["layer_overhead_s"] * eager
         # The host issues the kernels of a layer (eager PyTorch: a few hundred ops at about 10 us each) while the
         # GPU runs earlier ones: the GPU waits for it when a micro-batch is small (launch-bound).
-        host = stage_layers * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0)
+        host = stage_layers * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0) * eager
         if plan.tp > 1:
             # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
             link = _link_gbs(spec, interconnect, plan.tp) * 1e9
             elem = 4.0 if precision in ("fp32", "tf32") else 2.0
-            volume = 4 * stage_layers * plan.micro_batch * wl.seq_len * wl.hidden * elem
+            volume = 4 * stage_layers * plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem
             tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * stage_layers * comm["collective_latency_s"]
+            if wl.stack == "tuned":
+                # Transformer Engine overlaps tensor-parallel collectives with the GEMMs that produce and use them.
+                tp_comm *= perf_params()["transformer"].get("tuned_tp_exposed", 1.0)
     per_micro = max(per_micro + tp_comm, host)
     compute = micro_steps * per_micro
     if plan.pp > 1:
-        compute *= (micro_steps + plan.pp - 1) / micro_steps
+        # 1F1B pipeline bubble: pp - 1 micro-batch slots, shortened by interleaving (vp virtual stages per rank).
+        compute *= (micro_steps + (plan.pp - 1) / plan.vp) / micro_steps
     dp_comm = 0.0
-    if plan.dp > 1:
+    group = plan.gradient_group
+    if group > 1:
         bandwidth = _dp_bandwidth(spec, interconnect, plan, gpus_per_node, network_gbps) * 1e9
         params_here = wl.params / (plan.tp * plan.pp)
-        ring = 2.0 * (plan.dp - 1) / plan.dp
+        ring = 2.0 * (group - 1) / group
         if wl.mode == "lora":
             params_grad = params_here * perf_params()["memory"]["lora_trainable_fraction"]
         else:
@@ -316,21 +347,21 @@ def _step_time(
             volume = micro_steps * (2 * params_here * 2.0 + params_grad * 2.0) / 2.0
             # Per layer and micro-batch: two all-gathers and a reduce-scatter, ring algorithms whose dp - 1 steps
             # each wait one network hop (NCCL has no tree all-gather): latency grows linearly with the ranks.
-            latency = micro_steps * 3 * (wl.layers / plan.pp) * (plan.dp - 1) * hop
+            latency = micro_steps * 3 * (wl.layers / plan.pp) * (group - 1) * hop
         else:
             volume = params_grad * comm["gradient_bytes"]
             # DDP all-reduces 25 MB gradient buckets; NCCL's tree all-reduce takes 2 log2(dp) hops per bucket.
             buckets = math.ceil(volume / 25e6)
-            latency = buckets * 2 * math.log2(plan.dp) * hop
+            latency = buckets * 2 * math.log2(group) * hop
         dp_comm = volume * ring / bandwidth + latency
     exposed = max(dp_comm - comm["overlap"] * compute, (1.0 - comm["overlap"]) * dp_comm)
     step = compute + exposed
-    nodes = math.ceil(plan.dp * plan.tp * plan.pp / gpus_per_node)
+    nodes = math.ceil(group * plan.tp * plan.pp / gpus_per_node)
     if nodes > 1:
         # Stragglers and synchronisation: throughput per GPU falls a little with every doubling of nodes.
         step *= 1.0 + comm["loss_per_node_doubling"] * math.log2(nodes)
     samples = micro_steps * plan.dp * plan.micro_batch
-    return _Timing(step, compute, step - compute, flops * micro_steps * plan.tp * plan.pp * plan.dp, samples)
+    return _Timing(step, compute, step - compute, flops * micro_steps * plan.tp * plan.pp * group, samples)
 
 
 def throughput_with_plan(
@@ -627,6 +658,15 @@ def _estimate(
     )
     assumptions = [
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
+        (
+            "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); --stack typical for "
+            "PyTorch FSDP/DeepSpeed"
+            if wl.stack == "tuned"
+            else "software: a typical PyTorch FSDP/DDP or DeepSpeed stack (NVIDIA's tuned Megatron-Core/NeMo "
+            "recipes run faster: --stack tuned)"
+        )
+        if wl.is_transformer
+        else "software: NVIDIA DeepLearningExamples-class PyTorch training",
         layout,
         f"{nodes} node(s) of {per_node} GPUs, {link} inside a node"
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),

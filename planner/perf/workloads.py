@@ -14,6 +14,11 @@ from planner.errors import InputError
 
 KINDS = ("cnn", "encoder", "decoder")
 MODES = ("pretrain", "finetune", "lora")
+STACKS = ("typical", "tuned")
+STACK_HELP = (
+    "typical: PyTorch FSDP/DDP, DeepSpeed or Composer, what most teams run. tuned: NVIDIA's Megatron-Core/NeMo "
+    "recipes (fused kernels, CUDA graphs, overlapped communication). Transformers only."
+)
 UNITS = {"images": "images/s", "sequences": "sequences/s", "tokens": "tokens/s"}
 
 # ImageNet-1k training set size (Russakovsky et al. 2015).
@@ -50,6 +55,9 @@ class Workload:
     flops_per_sample: float | None = None
     activation_bytes_per_sample: float | None = None
     description: str = ""
+    # The training software: "typical" (PyTorch FSDP/DDP, DeepSpeed, Composer: what most teams run) or "tuned"
+    # (NVIDIA's Megatron-Core/NeMo recipes: Transformer Engine fused kernels, CUDA graphs, overlapped communication).
+    stack: str = "typical"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -77,6 +85,10 @@ class Workload:
             raise InputError(
                 f"--global-batch ({self.global_batch}) must be at least --batch-per-gpu ({self.batch_per_gpu})"
             )
+        if self.stack not in STACKS:
+            raise InputError(f"--stack must be one of {', '.join(STACKS)}, got {self.stack!r}")
+        if self.stack != "typical" and self.kind == "cnn":
+            raise InputError("--stack tuned applies to transformer workloads only; drop it for CNNs")
         if self.mode != "pretrain" and self.kind == "cnn":
             raise InputError("--mode finetune|lora applies to transformer workloads only; use --mode pretrain")
 

@@ -7,7 +7,7 @@ import streamlit as st
 from planner import api
 from planner.errors import PlannerError
 from planner.hardware import PRECISIONS, gpu_table
-from planner.perf.workloads import WORKLOADS, get_workload
+from planner.perf.workloads import STACK_HELP, STACKS, WORKLOADS, get_workload
 
 
 def render_estimate_page() -> None:
@@ -26,8 +26,10 @@ def render_estimate_page() -> None:
         format="%.3e",
         key=f"estimate-work-{name}",
     )
+    stack = right.selectbox("Software", STACKS, help=STACK_HELP, disabled=not WORKLOADS[name].is_transformer)
     try:
-        result = api.estimate(get_workload(name, work=work), gpu, int(gpus), precision)
+        workload = get_workload(name, work=work, stack=stack if WORKLOADS[name].is_transformer else None)
+        result = api.estimate(workload, gpu, int(gpus), precision)
     except PlannerError as exc:
         st.error(str(exc))
         return

@@ -12,7 +12,7 @@ from planner import api, report
 from planner.cost.result import TABLE_COLUMNS
 from planner.errors import PlannerError
 from planner.hardware import PRECISIONS
-from planner.perf.workloads import WORKLOADS, get_workload, workload_names
+from planner.perf.workloads import STACK_HELP, STACKS, WORKLOADS, get_workload, workload_names
 from planner.ui.cache import cached_catalog
 
 SHOWN_COLUMNS = [c for c in TABLE_COLUMNS if c not in ("zone", "price_as_of")]
@@ -33,6 +33,7 @@ def _inputs(catalog: pd.DataFrame) -> dict[str, Any] | None:
             f"Amount of work ({unit})", min_value=1.0, value=default_work, format="%.3e", key=f"work-{workload_name}"
         )
         precision = left.selectbox("Precision", PRECISIONS, index=PRECISIONS.index("bf16"))
+        stack = left.selectbox("Software", STACKS, help=STACK_HELP)
         deadline = middle.number_input("Deadline, hours (0 = none)", min_value=0.0, value=0.0, step=12.0)
         budget = middle.number_input("Budget, USD (0 = none)", min_value=0.0, value=0.0, step=1000.0)
         pricing = middle.radio("Pricing", ["both", "on-demand", "spot"], horizontal=True)
@@ -45,7 +46,7 @@ def _inputs(catalog: pd.DataFrame) -> dict[str, Any] | None:
         return None
     if submitted:
         st.session_state["plan_args"] = {
-            "workload": get_workload(workload_name, work=work),
+            "workload": get_workload(workload_name, work=work, stack=stack if preset.is_transformer else None),
             "precision": precision,
             "deadline_hours": deadline or None,
             "budget_usd": budget or None,

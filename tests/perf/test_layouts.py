@@ -1,0 +1,75 @@
+"""Context parallelism, interleaved pipelines and the software stack: what each must change, and what not."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import InputError
+from planner.hardware import resolve_gpu
+from planner.perf import calibration, model
+from planner.perf.model import Plan, estimate, perf_params, throughput_with_plan
+from planner.perf.workloads import get_workload
+
+LLAMA_8B = get_workload("llama-3-8b", seq_len=8192)
+H100 = resolve_gpu("H100")
+
+
+def test_interleaving_shrinks_only_the_pipeline_bubble() -> None:
+    flat = Plan(tp=1, pp=4, dp=2, micro_batch=1, global_batch=16)
+    interleaved = Plan(tp=1, pp=4, dp=2, micro_batch=1, global_batch=16, vp=4)
+    one, four = (throughput_with_plan(LLAMA_8B, H100, "bf16", p) for p in (flat, interleaved))
+    micro_steps = 16 // 2
+    # Bubble (pp - 1) slots become (pp - 1) / vp: at most this much faster, and never slower.
+    assert 1.0 < four / one <= (micro_steps + 3) / (micro_steps + 3 / 4) + 1e-9
+    no_pipeline = Plan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=16)
+    assert throughput_with_plan(LLAMA_8B, H100, "bf16", no_pipeline) == pytest.approx(
+        throughput_with_plan(LLAMA_8B, H100, "bf16", Plan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=16, vp=4))
+    )
+
+
+def test_context_parallelism_splits_activations_and_keeps_the_gradient_group() -> None:
+    alone = Plan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=8)
+    split = Plan(tp=1, pp=1, dp=4, cp=2, micro_batch=1, global_batch=8)
+    assert split.gradient_group == alone.gradient_group == 8
+    act = perf_params()["memory"]["activation_bytes_per_token_hidden"]
+    saved = model._memory_bytes(LLAMA_8B, "bf16", alone) - model._memory_bytes(LLAMA_8B, "bf16", split)
+    assert saved > act * 8192 / 2 * LLAMA_8B.hidden * LLAMA_8B.layers * 0.9
+    # Same GPUs and the same work per step: half the sequences, each split over two GPUs.
+    ratio = throughput_with_plan(LLAMA_8B, H100, "bf16", split) / throughput_with_plan(LLAMA_8B, H100, "bf16", alone)
+    assert 0.8 < ratio < 1.2
+
+
+def test_tuned_stack_is_faster_and_only_for_transformers() -> None:
+    typical = estimate("llama-3-8b", "H100", 8)
+    tuned = estimate("llama-3-8b", "H100", 8, stack="tuned")
+    # Fused kernels (the fitted speed-up) and CUDA graphs (no launch gaps): faster, but not a different GPU.
+    assert perf_params()["transformer"]["tuned_speedup"] >= 1.0
+    assert 1.0 < tuned.throughput / typical.throughput < 1.5
+    assert any("tuned" in line for line in typical.assumptions)
+    with pytest.raises(InputError, match="--stack"):
+        estimate("resnet50", "H100", 1, stack="tuned")
+    with pytest.raises(InputError, match="--stack"):
+        estimate("llama-3-8b", "H100", 1, stack="fastest")
+
+
+def test_nvidia_published_runs_are_calibration_rows_with_their_layouts() -> None:
+    rows = [row for row in calibration.load_benchmarks() if row.source_name.startswith("NVIDIA")]
+    assert len(rows) == 26
+    assert {row.gpu.id for row in rows} == {"H100-SXM", "B200"}
+    assert all(row.workload is not None and row.workload.stack == "tuned" for row in rows)
+    assert any(row.plan.cp == 2 for row in rows) and any(row.plan.vp > 1 for row in rows)
+    for row in rows:
+        assert row.gpus == row.plan.tp * row.plan.pp * row.plan.cp * row.plan.dp
+
+
+def test_tuned_runs_fit_their_own_coefficients_and_leave_the_rest_alone() -> None:
+    rows = calibration.load_benchmarks()
+    mosaic = [r for r in rows if r.source_name.startswith("mosaicml")][::4]
+    nvidia = [r for r in rows if r.source_name.startswith("NVIDIA")]
+    alone = calibration.fit(mosaic, calibration.PRIORS)
+    both = calibration.fit(mosaic + nvidia, calibration.PRIORS)
+    for section in ("transformer", "comm"):
+        for key, value in alone[section].items():
+            if not key.startswith("tuned_"):
+                assert both[section][key] == pytest.approx(value), key
+    assert both["transformer"]["tuned_speedup"] != calibration.PRIORS["transformer"]["tuned_speedup"]
