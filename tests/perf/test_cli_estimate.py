@@ -104,6 +104,16 @@ def test_measured_and_tokens_flow_through() -> None:
     assert any("measurement" in line for line in payload["assumptions"])
 
 
+def test_tuned_stack_flows_through_and_is_faster() -> None:
+    results = {}
+    for stack in ("typical", "tuned"):
+        code, output = run("-w", "llama-3-8b", "-g", "H100", "-n", "8", "--stack", stack, "-f", "json")
+        assert code == 0, output
+        results[stack] = json.loads(output)
+    assert results["tuned"]["throughput"] > results["typical"]["throughput"]
+    assert any("NVIDIA-tuned" in line for line in results["tuned"]["assumptions"])
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -113,6 +123,8 @@ def test_measured_and_tokens_flow_through() -> None:
         (["-w", "gpt-5", "-g", "H100"], "unknown workload"),
         (["-w", "mpt-7b", "-g", "H100", "--efficiency", "0.3", "--measured", "1", "--measured-on", "A100"], "either"),
         (["-w", "mpt-7b", "-g", "H100", "--mode", "rlhf"], "--mode"),
+        (["-w", "mpt-7b", "-g", "H100", "--stack", "fastest"], "--stack"),
+        (["-w", "resnet50", "-g", "H100", "--stack", "tuned"], "--stack"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str], needle: str) -> None:
