@@ -205,6 +205,13 @@ def _int(value: str, default: int = 0) -> int:
     return int(float(value)) if value.strip() else default
 
 
+def _shape(row: dict[str, str]) -> dict[str, Any]:
+    """The model-shape fields of a CSV row (benchmarks or external checks), as Workload keyword arguments."""
+    shape: dict[str, Any] = {key: _int(row[key]) for key in ("layers", "hidden", "heads", "vocab", "seq_len")}
+    shape["params"] = float(row["params"])
+    return shape
+
+
 def load_benchmarks(path: Path | None = None, *, used_only: bool = True) -> list[Benchmark]:
     """Rows of ``data/benchmarks.csv`` (only those used for calibration unless ``used_only`` is False)."""
     table = gpu_table()
@@ -222,12 +229,7 @@ def load_benchmarks(path: Path | None = None, *, used_only: bool = True) -> list
                 else Workload(
                     name=row["workload"],
                     kind="cnn" if family == "cnn" else family,
-                    params=float(row["params"]),
-                    layers=_int(row["layers"]),
-                    hidden=_int(row["hidden"]),
-                    heads=_int(row["heads"]),
-                    vocab=_int(row["vocab"]),
-                    seq_len=_int(row["seq_len"]),
+                    **_shape(row),
                     work_unit=unit.split("/")[0],
                     mode=row["mode"],
                     stack=row["stack"] or "typical",
@@ -520,17 +522,7 @@ def load_external_checks(path: Path | None = None) -> list[ExternalCheck]:
     checks = []
     with (path or data_dir() / "external_checks.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            wl = Workload(
-                name=row["model"],
-                kind="decoder",
-                params=float(row["params"]),
-                layers=int(row["layers"]),
-                hidden=int(row["hidden"]),
-                heads=int(row["heads"]),
-                vocab=int(row["vocab"]),
-                seq_len=int(row["seq_len"]),
-                global_batch=int(row["global_batch"]),
-            )
+            wl = Workload(name=row["model"], kind="decoder", global_batch=int(row["global_batch"]), **_shape(row))
             per_gpu = _measured_per_gpu(row)
             checks.append(ExternalCheck(row, wl, per_gpu))
     return checks
