@@ -26,6 +26,9 @@ GIB = 1024.0**3
 # about 8% lost to allocator fragmentation (PyTorch CUDA caching allocator practice).
 RESERVED_GIB = 1.5
 FRAGMENTATION = 0.92
+# Of mixed-precision Adam's 16 bytes per parameter, the FP32 master weights and two moments (ZeRO paper, Rajbhandari
+# et al. 2020: 12 of 16) are what a distributed optimizer shards.
+OPTIMIZER_SHARE = 12.0 / 16.0
 
 
 _OVERRIDE: list[dict[str, Any]] = []
@@ -66,6 +69,9 @@ class Plan:
     # pipeline rank ``vp`` virtual stages, dividing the pipeline bubble by ``vp``.
     cp: int = 1
     vp: int = 1
+    # ZeRO-1/2 ("distributed optimizer"): optimizer state and gradients sharded over the gradient group, weights
+    # replicated; moves what a gradient all-reduce moves (reduce-scatter, then all-gather of updated weights).
+    zero1: bool = False
 
     @property
     def gradient_group(self) -> int:
@@ -254,6 +260,10 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
         state = wl.params * (weight_bytes + mem["lora_trainable_fraction"] * mem["adam_bytes_per_param"])
     else:
         state = wl.params * mem["adam_bytes_per_param"]
+    if plan.zero1 and not plan.sharded:
+        # Only the FP32 master weights and Adam moments (12 of the 16 bytes) are split over the gradient group.
+        optimizer = state * OPTIMIZER_SHARE
+        state = state - optimizer + optimizer / plan.gradient_group
     state /= shards * (plan.gradient_group if plan.sharded else 1)
     elem = 4.0 if precision in ("fp32", "tf32") else 2.0
     b = plan.micro_batch
@@ -412,19 +422,28 @@ def _global_batch(wl: Workload, dp: int, micro: int) -> int:
     return max(per_round, (target // per_round) * per_round)
 
 
-def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[tuple[int, int, bool, bool]]:
-    """(tp, pp, sharded, recompute) layouts, shallowest pipeline first."""
+def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
+    """Layout templates (micro-batch and global batch set later), shallowest pipeline first.
+
+    Per tensor x pipeline split: replicated data parallelism, a distributed optimizer (ZeRO-1/2) or full sharding
+    (FSDP/ZeRO-3), each with and without recomputation. The tuned stack interleaves pipeline stages (up to 4 virtual
+    stages per rank, as Megatron-Core does when the layers divide).
+    """
     if not wl.is_transformer:
-        return [(1, 1, False, False)]
-    plans: list[tuple[int, int, bool, bool]] = []
+        return [Plan()]
+    plans: list[Plan] = []
     head_limit = wl.heads if wl.heads else 64
     for pp in _divisors(gpus, min(64, wl.layers)):
+        vp = 1
+        if wl.stack == "tuned" and pp > 1:
+            vp = max((v for v in (1, 2, 4) if wl.layers % (pp * v) == 0), default=1)
         for tp in _divisors(gpus // pp, min(gpus_per_node, 8, head_limit)):
-            for sharded in (False, True):
-                if sharded and gpus // (tp * pp) == 1:
+            dp = gpus // (tp * pp)
+            for sharded, zero1 in ((False, False), (False, True), (True, False)):
+                if (sharded or zero1) and dp == 1:
                     continue
                 for recompute in (False, True):
-                    plans.append((tp, pp, sharded, recompute))
+                    plans.append(Plan(tp, pp, dp, sharded, recompute, vp=vp, zero1=zero1))
     return plans
 
 
@@ -433,7 +452,7 @@ def _fit_micro_batch(wl: Workload, spec: GpuSpec, precision: str, plan: Plan, wa
     usable = _usable_bytes(spec)
     micro = wanted
     while micro >= 1:
-        trial = Plan(plan.tp, plan.pp, plan.dp, plan.sharded, plan.recompute, micro, _global_batch(wl, plan.dp, micro))
+        trial = replace(plan, micro_batch=micro, global_batch=_global_batch(wl, plan.dp, micro))
         need = _memory_bytes(wl, precision, trial)
         if need <= usable:
             return micro, need
@@ -459,24 +478,31 @@ def _choose(
     best: tuple[float, Plan, float] | None = None
     smallest: tuple[float, Plan] | None = None
     last_pp = 0
-    for tp, pp, sharded, recompute in _candidate_plans(wl, gpus, gpus_per_node):
-        if pp != last_pp:
-            if best is not None:
+    # Typical stacks pipeline only when nothing shallower fits; the tuned stack weighs every pipeline depth.
+    deepest_first_fit = wl.stack != "tuned"
+    skip_recompute: set[tuple[int, bool, bool]] = set()
+    for template in _candidate_plans(wl, gpus, gpus_per_node):
+        if template.pp != last_pp:
+            if best is not None and deepest_first_fit:
                 break
-            last_pp, skip_recompute = pp, set()
-        if recompute and (tp, sharded) in skip_recompute:
+            last_pp, skip_recompute = template.pp, set()
+        mode = (template.tp, template.sharded, template.zero1)
+        if template.recompute and mode in skip_recompute:
             continue
-        dp = gpus // (tp * pp)
-        base = Plan(tp, pp, dp, sharded, recompute, wanted, _global_batch(wl, dp, wanted))
+        if template.zero1 and (template.tp, False, False) in skip_recompute:
+            # Replicated already fits whole: a distributed optimizer moves the same bytes and would time the same.
+            continue
+        dp = template.dp
+        base = replace(template, micro_batch=wanted, global_batch=_global_batch(wl, dp, wanted))
         micro, need = _fit_micro_batch(wl, spec, precision, base, wanted)
         if micro == 0:
             if smallest is None or need < smallest[0]:
-                smallest = (need, Plan(tp, pp, dp, sharded, recompute, 1, _global_batch(wl, dp, 1)))
+                smallest = (need, replace(template, micro_batch=1, global_batch=_global_batch(wl, dp, 1)))
             continue
-        if not recompute and micro == wanted:
+        if not template.recompute and micro == wanted:
             # Recomputation only buys memory: with the full micro-batch already fitting it is pure cost.
-            skip_recompute.add((tp, sharded))
-        plan = Plan(tp, pp, dp, sharded, recompute, micro, _global_batch(wl, dp, micro))
+            skip_recompute.add(mode)
+        plan = replace(template, micro_batch=micro, global_batch=_global_batch(wl, dp, micro))
         timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
         rate = timing.samples_per_step / timing.step_s
         if best is None or rate > best[0] * 1.0001:
@@ -490,15 +516,20 @@ def _choose(
     return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, False)
 
 
+def _sharding_text(plan: Plan) -> str:
+    if plan.sharded:
+        return " (FSDP/ZeRO-3 sharded)"
+    return " (distributed optimizer, ZeRO-1/2)" if plan.zero1 else ""
+
+
 def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node: int) -> int | None:
     usable = _usable_bytes(spec)
     count = 1
     while count <= 65536:
         per_node = min(count, gpus_per_node)
-        for tp, pp, sharded, recompute in _candidate_plans(wl, count, per_node):
-            dp = count // (tp * pp)
-            if recompute or not wl.is_transformer:
-                plan = Plan(tp, pp, dp, sharded, recompute, 1, _global_batch(wl, dp, 1))
+        for template in _candidate_plans(wl, count, per_node):
+            if template.recompute or not wl.is_transformer:
+                plan = replace(template, micro_batch=1, global_batch=_global_batch(wl, template.dp, 1))
                 if _memory_bytes(wl, precision, plan) <= usable:
                     return count
         count *= 2
@@ -652,7 +683,7 @@ def _estimate(
             f"usable of {spec.memory_gib:g}{hint}"
         )
     layout = (
-        f"layout: {plan.dp}-way data parallel{' (FSDP/ZeRO-3 sharded)' if plan.sharded else ''}, "
+        f"layout: {plan.dp}-way data parallel{_sharding_text(plan)}, "
         f"{plan.tp}-way tensor, {plan.pp}-way pipeline, micro-batch {plan.micro_batch}, global batch "
         f"{plan.global_batch}{', activation recomputation' if plan.recompute else ''}"
     )
@@ -704,6 +735,8 @@ def _estimate(
             "tensor": plan.tp,
             "pipeline": plan.pp,
             "sharded": plan.sharded,
+            "optimizer_sharded": plan.zero1 or plan.sharded,
+            "interleaved_stages": plan.vp,
             "recompute": plan.recompute,
             "micro_batch": plan.micro_batch,
             "global_batch": plan.global_batch,

@@ -73,3 +73,22 @@ def test_tuned_runs_fit_their_own_coefficients_and_leave_the_rest_alone() -> Non
             if not key.startswith("tuned_"):
                 assert both[section][key] == pytest.approx(value), key
     assert both["transformer"]["tuned_speedup"] != calibration.PRIORS["transformer"]["tuned_speedup"]
+
+
+def test_distributed_optimizer_shards_only_the_optimizer_state() -> None:
+    wl = get_workload("llama-2-13b")
+    replicated, zero1, full = (
+        model._memory_bytes(wl, "bf16", Plan(dp=8, micro_batch=1, global_batch=8, sharded=s, zero1=z))
+        for s, z in ((False, False), (False, True), (True, False))
+    )
+    adam = perf_params()["memory"]["adam_bytes_per_param"]
+    assert replicated - zero1 == pytest.approx(wl.params * adam * model.OPTIMIZER_SHARE * (1 - 1 / 8), rel=1e-9)
+    assert full < zero1 < replicated
+
+
+def test_only_the_tuned_stack_interleaves_pipelines() -> None:
+    typical = estimate("llama-3-70b", "H100", 64, seq_len=8192, global_batch=128)
+    tuned = estimate("llama-3-70b", "H100", 64, seq_len=8192, global_batch=128, stack="tuned")
+    assert typical.parallelism["interleaved_stages"] == 1
+    assert tuned.parallelism["pipeline"] > 1 and tuned.parallelism["interleaved_stages"] > 1
+    assert "distributed optimizer" in " ".join(tuned.assumptions) or tuned.parallelism["optimizer_sharded"]
