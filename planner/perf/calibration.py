@@ -517,12 +517,15 @@ def _measured_per_gpu(row: dict[str, str]) -> float:
     return value * 1e12 / flops
 
 
-def load_external_checks(path: Path | None = None) -> list[ExternalCheck]:
-    """Rows of ``data/external_checks.csv``, each reported figure turned into tokens/s per GPU."""
+def load_external_checks(path: Path | None = None, *, stack: str = "typical") -> list[ExternalCheck]:
+    """Rows of ``data/external_checks.csv`` (or ``path`` in the same schema, such as ``data/published_runs.csv``),
+    each reported figure turned into tokens/s per GPU; ``stack`` is the software the runs used."""
     checks = []
     with (path or data_dir() / "external_checks.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            wl = Workload(name=row["model"], kind="decoder", global_batch=int(row["global_batch"]), **_shape(row))
+            wl = Workload(
+                name=row["model"], kind="decoder", global_batch=int(row["global_batch"]), stack=stack, **_shape(row)
+            )
             per_gpu = _measured_per_gpu(row)
             checks.append(ExternalCheck(row, wl, per_gpu))
     return checks
