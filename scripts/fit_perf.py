@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner.hardware import lookup  # noqa: E402
 from planner.perf import calibration  # noqa: E402
+from planner.perf.model import nvlink_domain  # noqa: E402
 from planner.perf.workloads import WORKLOADS  # noqa: E402
 
 # MPT shapes (llm-foundry yamls): name -> (layers, hidden, heads).
@@ -224,7 +225,7 @@ def _published_row(row: dict[str, str], index: int) -> dict[str, Any]:
         "gpu": lookup(row["gpu"]).spec.id,
         "gpus": gpus,
         "nodes": max(1, gpus // 8),
-        "gpus_per_node": min(8, gpus),
+        "gpus_per_node": min(nvlink_domain(lookup(row["gpu"]).spec), gpus),
         "interconnect": "nvswitch",
         "network_gbps": float(row["network_gbps"]),
         "tensor_parallel": tp,

@@ -137,11 +137,16 @@ def _check_precision(spec: GpuSpec, precision: str, notes: list[str]) -> str:
 
 def default_interconnect(spec: GpuSpec) -> str:
     """NVSwitch on SXM/OAM/superchip boards, NVLink bridges on NVL pairs, PCIe otherwise."""
-    if spec.form_factor in ("sxm", "oam", "superchip"):
+    if spec.form_factor in ("sxm", "oam", "superchip", "nvl72"):
         return "nvswitch"
     if spec.form_factor == "nvl":
         return "nvlink"
     return "pcie"
+
+
+def nvlink_domain(spec: GpuSpec) -> int:
+    """GPUs that share one NVLink/NVSwitch fabric by default: 72 in a GB200/GB300 NVL72 rack, else a node of 8."""
+    return 72 if spec.form_factor == "nvl72" else 8
 
 
 def default_network_gbps(spec: GpuSpec) -> float:
@@ -627,7 +632,7 @@ def _estimate(
 ) -> Estimate:
     notes: list[str] = [gpu_note] if gpu_note else []
     prec = _check_precision(spec, precision, notes)
-    per_node = gpus_per_node or min(gpus, 8)
+    per_node = gpus_per_node or min(gpus, nvlink_domain(spec))
     per_node = min(per_node, gpus)
     link = interconnect or default_interconnect(spec)
     if link in ("nvswitch", "nvlink") and not spec.nvlink_gbps:
@@ -675,7 +680,7 @@ def _estimate(
     why: str | None = None
     min_gpus: int | None = None
     if not choice.fits:
-        min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or 8)
+        min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or nvlink_domain(spec))
         hint = f"; at least {min_gpus} GPUs would fit" if min_gpus else "; no GPU count fits"
         why = (
             f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with sharding, recomputation and "

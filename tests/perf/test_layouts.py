@@ -54,8 +54,10 @@ def test_tuned_stack_is_faster_and_only_for_transformers() -> None:
 
 def test_nvidia_published_runs_are_calibration_rows_with_their_layouts() -> None:
     rows = [row for row in calibration.load_benchmarks() if row.source_name.startswith("NVIDIA")]
-    assert len(rows) == 26
-    assert {row.gpu.id for row in rows} == {"H100-SXM", "B200"}
+    assert len(rows) == 33
+    assert {row.gpu.id for row in rows} == {"H100-SXM", "B200", "GB200", "GB300"}
+    # GB200/GB300 NVL72 racks: one NVLink domain of up to 72 GPUs.
+    assert all(row.gpus_per_node == min(72, row.gpus) for row in rows if row.gpu.id.startswith("GB"))
     assert all(row.workload is not None and row.workload.stack == "tuned" for row in rows)
     assert any(row.plan.cp == 2 for row in rows) and any(row.plan.vp > 1 for row in rows)
     for row in rows:
@@ -92,3 +94,9 @@ def test_only_the_tuned_stack_interleaves_pipelines() -> None:
     assert typical.parallelism["interleaved_stages"] == 1
     assert tuned.parallelism["pipeline"] > 1 and tuned.parallelism["interleaved_stages"] > 1
     assert "distributed optimizer" in " ".join(tuned.assumptions) or tuned.parallelism["optimizer_sharded"]
+
+
+def test_nvl72_racks_are_one_nvlink_domain() -> None:
+    rack = estimate("llama-3-70b", "GB200", 64)
+    assert rack.nodes == 1 and rack.gpus_per_node == 64 and rack.interconnect == "nvswitch"
+    assert estimate("llama-3-70b", "B200", 64).nodes == 8
