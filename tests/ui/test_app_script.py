@@ -108,6 +108,12 @@ def test_estimate_page(fixture_catalog: Path) -> None:
     labels = [m.label for m in app.metric]
     assert labels == ["Throughput (tokens/s)", "Time to solution", "Memory per GPU", "MFU"]
     assert any("layout" in m.value for m in app.markdown)
+    typical = float(app.metric[0].value.replace(",", ""))
+    software = next(box for box in app.selectbox if box.label == "Software")
+    software.set_value("tuned").run()
+    assert not app.exception
+    assert float(app.metric[0].value.replace(",", "")) > typical
+    assert any("NVIDIA-tuned" in m.value for m in app.markdown)
 
 
 def test_catalog_page_renders_offerings_and_freshness(fixture_catalog: Path) -> None:
