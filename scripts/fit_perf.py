@@ -205,8 +205,7 @@ def _published_row(row: dict[str, str], index: int) -> dict[str, Any]:
     """A run from data/published_runs.csv (sources outside the reference folder, transcribed with their page)."""
     gpus = int(row["gpus"])
     tp, pp, cp = int(row["tensor_parallel"]), int(row["pipeline_parallel"]), int(row["context_parallel"])
-    value = float(row["reported_value"])
-    per_gpu = value / gpus if row["reported"] == "tokens/s total" else value
+    per_gpu = calibration.measured_per_gpu(row)
     return {
         "source": row["source"],
         "source_date": row["source_date"],

@@ -245,15 +245,9 @@ def assumptions_for(
     name = getattr(workload, "name", str(workload))
     work = workload.default_work_text() if hasattr(workload, "default_work_text") else "as given"
     buckets = ", ".join(f"{label} -> {mid:.1%}" for label, (_, mid, _) in SPOT_BUCKET_MONTHLY.items())
-    stack = getattr(workload, "stack", "typical")
-    software = (
-        "software: NVIDIA-tuned Megatron-Core/NeMo recipe (--stack tuned)"
-        if stack == "tuned"
-        else "software: a typical PyTorch FSDP/DDP or DeepSpeed stack (--stack tuned for NVIDIA's NeMo recipes)"
-    )
     lines = [
         f"workload {name}: {work}, {precision}",
-        *([software] if getattr(workload, "is_transformer", False) else []),
+        *([workload.software_text] if getattr(workload, "is_transformer", False) else []),
         "time to solution = performance-model training time + start-up overhead + expected spot rework",
         f"start-up overhead {startup_overhead_hours:g} h per run (boot, image pull, data staging), billed",
         "billing: AWS and Google Cloud per second with a 60 s minimum, Azure per minute",

@@ -500,7 +500,7 @@ class ExternalCheck:
     measured_per_gpu: float
 
 
-def _measured_per_gpu(row: dict[str, str]) -> float:
+def measured_per_gpu(row: dict[str, str]) -> float:
     """Tokens/s per GPU of a published run, from tokens/s or from TFLOP/s with the authors' FLOP count."""
     value = float(row["reported_value"])
     if row["reported"] == "tokens/s total":
@@ -526,7 +526,7 @@ def load_external_checks(path: Path | None = None, *, stack: str = "typical") ->
             wl = Workload(
                 name=row["model"], kind="decoder", global_batch=int(row["global_batch"]), stack=stack, **_shape(row)
             )
-            per_gpu = _measured_per_gpu(row)
+            per_gpu = measured_per_gpu(row)
             checks.append(ExternalCheck(row, wl, per_gpu))
     return checks
 

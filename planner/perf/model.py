@@ -694,15 +694,7 @@ def _estimate(
     )
     assumptions = [
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
-        (
-            "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); --stack typical for "
-            "PyTorch FSDP/DeepSpeed"
-            if wl.stack == "tuned"
-            else "software: a typical PyTorch FSDP/DDP or DeepSpeed stack (NVIDIA's tuned Megatron-Core/NeMo "
-            "recipes run faster: --stack tuned)"
-        )
-        if wl.is_transformer
-        else "software: NVIDIA DeepLearningExamples-class PyTorch training",
+        wl.software_text,
         layout,
         f"{nodes} node(s) of {per_node} GPUs, {link} inside a node"
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),

@@ -93,6 +93,21 @@ class Workload:
             raise InputError("--mode finetune|lora applies to transformer workloads only; use --mode pretrain")
 
     @property
+    def software_text(self) -> str:
+        """The software the estimate assumes, as one assumptions line."""
+        if not self.is_transformer:
+            return "software: NVIDIA DeepLearningExamples-class PyTorch training"
+        if self.stack == "tuned":
+            return (
+                "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); --stack typical for "
+                "PyTorch FSDP/DeepSpeed"
+            )
+        return (
+            "software: a typical PyTorch FSDP/DDP or DeepSpeed stack (NVIDIA's tuned Megatron-Core/NeMo recipes run "
+            "faster: --stack tuned)"
+        )
+
+    @property
     def throughput_unit(self) -> str:
         """images/s, sequences/s or tokens/s."""
         return UNITS[self.work_unit]
