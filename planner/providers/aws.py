@@ -193,7 +193,6 @@ class AwsProvider(Provider):
         self._workers = workers
         self._pricing_limit = RateLimiter(pricing_calls_per_s)
         self._now = now or (lambda: datetime.now(UTC))
-        self._previous: list[Mapping[str, Any]] = []
 
     @classmethod
     def from_environment(
@@ -234,7 +233,13 @@ class AwsProvider(Provider):
         return "AWS Pricing API GetProducts + EC2 DescribeSpotPriceHistory (live)"
 
     # -- fetch ----------------------------------------------------------------------------------
-    def fetch(self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None) -> FetchResult:
+    def fetch(
+        self,
+        regions: Sequence[str] | None = None,
+        *,
+        progress: ProgressHook | None = None,
+        previous: Sequence[Mapping[str, Any]] = (),
+    ) -> FetchResult:
         result = FetchResult()
         try:
             wanted = list(regions) if regions else self._regions()
@@ -248,7 +253,7 @@ class AwsProvider(Provider):
         as_of = self._now().isoformat(timespec="seconds")
         # The Spot Advisor feed downloads while the regions are fetched; buckets are filled in afterwards.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            advisor = pool.submit(self._buckets)
+            advisor = pool.submit(self._buckets, previous)
             done, failures = fetch_regions(
                 self.name,
                 wanted,
@@ -276,7 +281,7 @@ class AwsProvider(Provider):
         answer = self._client("ec2", self._home_region).describe_regions()
         return sorted(r["RegionName"] for r in answer["Regions"])
 
-    def _buckets(self) -> tuple[dict[tuple[str, str], str], str | None]:
+    def _buckets(self, previous: Sequence[Mapping[str, Any]]) -> tuple[dict[tuple[str, str], str], str | None]:
         if self._spot_advisor is not None:
             try:
                 return advisor_buckets(self._spot_advisor()), None
@@ -285,11 +290,8 @@ class AwsProvider(Provider):
         else:
             reason = "not requested"
         # The current catalog's buckets first (they may be newer), then the bundled file's.
-        kept = {**bundled_buckets(), **buckets_of(self._previous)}
+        kept = {**bundled_buckets(), **buckets_of(previous)}
         return kept, f"aws: Spot Advisor feed unavailable ({reason}); kept the bundled interruption buckets"
-
-    def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        self._previous = list(rows)
 
     def _fetch_region(self, region: str, as_of: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
         try:

@@ -212,7 +212,6 @@ class AzureProvider(Provider):
         self._resource_skus = resource_skus
         self._base_url = base_url or os.environ.get(PRICES_URL_ENV) or PRICES_URL
         self._known_sizes = known_sizes
-        self._previous: list[Mapping[str, Any]] = []
         self._workers = workers
         self._timeout_s = timeout_s
         self._credentials_note = credentials_note
@@ -255,9 +254,15 @@ class AzureProvider(Provider):
         return "Azure Retail Prices API (live)"
 
     # -- fetch ----------------------------------------------------------------------------------
-    def fetch(self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None) -> FetchResult:
+    def fetch(
+        self,
+        regions: Sequence[str] | None = None,
+        *,
+        progress: ProgressHook | None = None,
+        previous: Sequence[Mapping[str, Any]] = (),
+    ) -> FetchResult:
         result = FetchResult()
-        specs, from_bundle = self._sizes(result)
+        specs, from_bundle = self._sizes(result, previous)
         all_regions = sorted({r for spec in specs.values() for r in spec.regions})
         wanted = list(regions) if regions else all_regions
         result.regions = wanted
@@ -277,7 +282,7 @@ class AzureProvider(Provider):
         result.failures = failures
         return result
 
-    def _sizes(self, result: FetchResult) -> tuple[dict[str, SizeSpec], bool]:
+    def _sizes(self, result: FetchResult, previous: Sequence[Mapping[str, Any]]) -> tuple[dict[str, SizeSpec], bool]:
         if self._resource_skus is not None:
             try:
                 specs, bad = sizes_from_skus(self._resource_skus())
@@ -295,10 +300,7 @@ class AzureProvider(Provider):
         if self._known_sizes is not None:
             return dict(self._known_sizes()), True
         # The sizes of the current catalog (seeded from the bundled table), else the bundled file itself.
-        return sizes_of(self._previous) or bundled_sizes(), True
-
-    def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        self._previous = list(rows)
+        return sizes_of(previous) or bundled_sizes(), True
 
     def _get(self, url: str, params: Mapping[str, str] | None) -> dict[str, Any]:
         def attempt() -> dict[str, Any]:

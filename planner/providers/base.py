@@ -90,17 +90,23 @@ class Provider(ABC):
         """Build the SDK clients from the environment; MissingExtra or MissingCredentials if impossible."""
 
     @abstractmethod
-    def fetch(self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None) -> FetchResult:
-        """Every GPU offering in ``regions`` (all regions when None), as rows of the stored schema."""
+    def fetch(
+        self,
+        regions: Sequence[str] | None = None,
+        *,
+        progress: ProgressHook | None = None,
+        previous: Sequence[Mapping[str, Any]] = (),
+    ) -> FetchResult:
+        """Every GPU offering in ``regions`` (all regions when None), as rows of the stored schema.
+
+        ``previous`` is the provider's current catalog: an adapter may fall back on it where a secondary source
+        (AWS Spot Advisor, Azure Resource SKUs) is unavailable, and must not otherwise depend on it.
+        """
 
     @property
     @abstractmethod
     def source(self) -> str:
         """Where the prices came from, stored with the snapshot and on every row."""
-
-    def use_previous(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Told the provider's current catalog rows before a fetch (fallbacks may read them); ignored by default."""
-        del rows
 
 
 def fetch_regions(

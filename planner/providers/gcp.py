@@ -247,7 +247,13 @@ class GcpProvider(Provider):
     def source(self) -> str:
         return f"Cloud Billing Catalog services/{COMPUTE_SERVICE} + Compute Engine API (live)"
 
-    def fetch(self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None) -> FetchResult:
+    def fetch(
+        self,
+        regions: Sequence[str] | None = None,
+        *,
+        progress: ProgressHook | None = None,
+        previous: Sequence[Mapping[str, Any]] = (),
+    ) -> FetchResult:
         hook = progress or ProgressHook()
         wanted = set(regions) if regions else None
         # The three listings are independent: run them side by side.

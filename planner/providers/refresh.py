@@ -217,8 +217,7 @@ def refresh_provider(
     started = time.monotonic()
     previous = _previous_rows(store, name)
     try:
-        provider.use_previous(previous)
-        result: FetchResult = provider.fetch(regions, progress=progress)
+        result: FetchResult = provider.fetch(regions, progress=progress, previous=previous)
     except PlannerError as exc:  # MissingCredentials, MissingExtra, ProviderError: one line for the user
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
     except Exception as exc:

@@ -330,8 +330,8 @@ def test_unreachable_feed_keeps_the_current_catalogs_buckets() -> None:
     aws = StubbedAws(["us-east-1"], pricing)
     _us_east_1(aws)
     provider = aws_provider(aws.factory, spot_advisor=unreachable)
-    provider.use_previous([make_offer(instance_type="p5.48xlarge", region="us-east-1", spot_interruption=">20%")])
-    result = provider.fetch(["us-east-1"])
+    previous = [make_offer(instance_type="p5.48xlarge", region="us-east-1", spot_interruption=">20%")]
+    result = provider.fetch(["us-east-1"], previous=previous)
     assert {r["spot_interruption"] for r in result.rows if r["instance_type"] == "p5.48xlarge"} == {">20%"}
 
 

@@ -207,8 +207,7 @@ def test_without_credentials_the_sizes_come_from_the_current_catalog(api: respon
         interconnect="pcie",
         network_gbps=None,
     )
-    provider.use_previous([previous])
-    result = provider.fetch()
+    result = provider.fetch(previous=[previous])
     assert result.regions == ["westus2"]
     assert [(r["instance_type"], r["price_usd_per_hour"], r["ram_gib"]) for r in result.rows] == [(NC, 3.9, 220.0)]
 

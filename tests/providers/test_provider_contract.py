@@ -143,7 +143,7 @@ class _Unused(Provider):
     def from_environment(cls, **options: Any) -> Provider:
         return cls()
 
-    def fetch(self, regions: Any = None, *, progress: Any = None) -> Any:
+    def fetch(self, regions: Any = None, *, progress: Any = None, previous: Any = ()) -> Any:
         from planner.providers.base import FetchResult
 
         return FetchResult(regions=list(regions or []))

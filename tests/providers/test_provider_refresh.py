@@ -49,7 +49,9 @@ class ScriptedProvider(Provider):
     def from_environment(cls, **options: Any) -> Provider:
         raise NotImplementedError
 
-    def fetch(self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None) -> FetchResult:
+    def fetch(
+        self, regions: Sequence[str] | None = None, *, progress: ProgressHook | None = None, previous: Any = ()
+    ) -> FetchResult:
         self.asked = regions
         if self._error is not None:
             raise self._error
@@ -269,7 +271,7 @@ _KILLED_WRITER = textwrap.dedent(
         @property
         def source(self):
             return "killed"
-        def fetch(self, regions=None, *, progress=None):
+        def fetch(self, regions=None, *, progress=None, previous=()):
             rows = [make_offer(zone=f"use1-az{i}", price_usd_per_hour=70.0 + i) for i in range(500)]
             return FetchResult(rows=rows, regions=["us-east-1"])
 
