@@ -20,8 +20,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _common import floor_seconds, median_ms, process_seconds, synthetic  # noqa: E402
 
-from planner.api import load_catalog  # noqa: E402
-from planner.cost.rank import rank  # noqa: E402
+from planner.api import load_catalog, rank  # noqa: E402
 
 JOB: dict[str, Any] = {"tokens": 2e9}
 CLI_JOB = ["--workload", "llama-3-8b", "--tokens", "2e9"]

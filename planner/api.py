@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog.query import OFFER_COLUMNS, OfferFilter, filter_offers, with_derived
-from planner.catalog.store import CatalogStore, SnapshotInfo
-from planner.errors import StaleCatalogError
+from planner import checks
+from planner.catalog.query import (
+    OFFER_COLUMNS,
+    STALE_AFTER_DAYS,
+    OfferFilter,
+    age_hours,
+    filter_offers,
+    gpu_family,
+    select_offers,
+    with_derived,
+)
+from planner.catalog.schema import PROVIDERS
+from planner.catalog.store import CatalogStore
+from planner.cost.request import Estimator, RankRequest
+from planner.errors import InputError, StaleCatalogError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from planner.cost.rank import RankResult
+    from planner.cost.result import RankResult
     from planner.perf.model import Estimate
     from planner.perf.workloads import Workload
     from planner.providers.refresh import RefreshReport
@@ -35,29 +48,70 @@ def open_store(store: CatalogStore | Path | str | None = None) -> CatalogStore:
     return CatalogStore(store)
 
 
-def check_age(snapshots: Sequence[SnapshotInfo], max_age_hours: float | None) -> None:
-    """Refuse a catalog whose prices are older than ``max_age_hours`` (exit code 3 in the CLI)."""
-    if max_age_hours is None:
+def provider_ages(frame: pd.DataFrame, now: datetime | None = None) -> dict[str, float]:
+    """Hours since the oldest price of each provider present in ``frame``."""
+    if frame.empty:
+        return {}
+    moment = now or datetime.now(UTC)
+    oldest = frame.groupby("provider", sort=True)["as_of"].min()
+    return {str(provider): age_hours(str(as_of), moment) for provider, as_of in oldest.items()}
+
+
+def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
+    """Refuse prices older than ``max_age_hours`` (exit code 3 in the CLI); ``ages`` holds only the providers asked."""
+    if max_age_hours is None or not ages:
         return
-    now = datetime.now(UTC)
-    stale = [s for s in snapshots if s.age_hours(now) > max_age_hours]
+    limit = checks.number("max_age_hours", max_age_hours, allow_zero=True)
+    stale = {provider: age for provider, age in ages.items() if age > limit}
     if stale:
-        worst = max(stale, key=lambda s: s.age_hours(now))
+        worst = max(stale, key=lambda provider: stale[provider])
         raise StaleCatalogError(
-            f"the {worst.provider} catalog is {worst.age_hours(now) / 24:.1f} days old (as of {worst.as_of}), "
-            f"older than the allowed {max_age_hours:g} h; run `gpuplan catalog refresh` or raise --max-age"
+            f"the {worst} prices are {stale[worst] / 24:.1f} days old, older than the allowed {limit:g} h; "
+            "refresh them (gpuplan catalog refresh) or allow older prices"
         )
 
 
-def load_catalog(store: CatalogStore | Path | str | None = None, *, max_age_hours: float | None = None) -> pd.DataFrame:
-    """Every current offering of every provider, one row per offering and zone, with derived columns."""
+def stale_warnings(ages: dict[str, float]) -> list[str]:
+    """One line per provider whose prices are older than STALE_AFTER_DAYS."""
+    return [
+        f"warning: {provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh them "
+        "before buying"
+        for provider, age in sorted(ages.items())
+        if age > STALE_AFTER_DAYS * 24
+    ]
+
+
+def _load(
+    catalog: pd.DataFrame | None, store: CatalogStore | Path | str | None, *, derived: bool = True
+) -> pd.DataFrame:
+    """The given catalog, or the store's current one; with the derived columns unless ``derived`` is False."""
+    if catalog is not None:
+        return with_derived(catalog) if derived and "stale" not in catalog.columns else catalog
     opened = open_store(store)
     try:
-        check_age(opened.current_snapshots(), max_age_hours)
-        return with_derived(opened.read_current())
+        frame = opened.read_current()
+        return with_derived(frame) if derived else frame
     finally:
         if opened is not store:
             opened.close()
+
+
+def load_catalog(
+    store: CatalogStore | Path | str | None = None,
+    *,
+    max_age_hours: float | None = None,
+    provider: str | Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Every current offering (of ``provider`` when given), one row per offering and zone, with derived columns.
+
+    ``max_age_hours`` refuses prices older than that, judged only on the providers asked for.
+    """
+    frame = _load(None, store)
+    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider)], PROVIDERS)
+    if providers:
+        frame = frame[frame["provider"].isin(providers)].reset_index(drop=True)
+    check_age(provider_ages(frame), max_age_hours)
+    return frame
 
 
 def offers(
@@ -69,9 +123,11 @@ def offers(
     provider: str | Sequence[str] | None = None,
     region: str | Sequence[str] | None = None,
     max_price_usd_per_hour: float | None = None,
+    instance_type: str | Sequence[str] | None = None,
     spot: bool = False,
     sort: str = "price",
     by_zone: bool = False,
+    max_age_hours: float | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
 ) -> pd.DataFrame:
@@ -87,11 +143,13 @@ def offers(
             min_gpu_memory_gib=min_gpu_memory_gib,
             providers=_as_list(provider),
             regions=_as_list(region),
+            instance_types=_as_list(instance_type),
             max_price_usd_per_hour=max_price_usd_per_hour,
             spot=spot,
             sort=sort,
             by_zone=by_zone,
         ),
+        max_age_hours=max_age_hours,
         catalog=catalog,
         store=store,
     )
@@ -99,20 +157,29 @@ def offers(
 
 
 def offers_with_notes(
-    spec: OfferFilter, *, catalog: pd.DataFrame | None = None, store: CatalogStore | Path | str | None = None
+    spec: OfferFilter,
+    *,
+    max_age_hours: float | None = None,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """`offers`, plus the notes the CLI shows (how an ambiguous GPU name was read)."""
-    frame = catalog if catalog is not None else load_catalog(store)
+    """`offers`, plus the notes the CLI shows (how an ambiguous GPU name was read, stale prices)."""
+    frame = _load(catalog, store)
     result, notes = filter_offers(frame, spec)
+    ages = provider_ages(result)
+    check_age(ages, max_age_hours)
     ordered = [c for c in OFFER_COLUMNS if c in result.columns]
     rest = [c for c in result.columns if c not in ordered]
-    return result[ordered + rest], notes
+    return result[ordered + rest], [*notes, *stale_warnings(ages)]
 
 
-def catalog_status(store: CatalogStore | Path | str | None = None) -> pd.DataFrame:
-    """Per provider: rows, source kind (bundled or live), source, as_of and age in hours."""
+def catalog_status(
+    store: CatalogStore | Path | str | None = None, *, provider: str | Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Per provider (those asked, else all): rows, source kind (bundled or live), source, as_of, age, stale."""
     import pandas as pd
 
+    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider)], PROVIDERS)
     opened = open_store(store)
     try:
         now = datetime.now(UTC)
@@ -127,8 +194,10 @@ def catalog_status(store: CatalogStore | Path | str | None = None) -> pd.DataFra
                 "age_days": round(s.age_hours(now) / 24, 1),
                 "refreshed_at": s.created_at,
                 "rejected_rows": s.rejected_count,
+                "stale": s.age_hours(now) > STALE_AFTER_DAYS * 24,
             }
             for s in opened.current_snapshots()
+            if not providers or s.provider in providers
         ]
         return pd.DataFrame.from_records(
             records,
@@ -142,6 +211,7 @@ def catalog_status(store: CatalogStore | Path | str | None = None) -> pd.DataFra
                 "age_days",
                 "refreshed_at",
                 "rejected_rows",
+                "stale",
             ],
         )
     finally:
@@ -166,17 +236,99 @@ def catalog_history(
 
 
 def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str = "bf16", **options: Any) -> Estimate:
-    """Throughput, time to solution, memory fit, MFU and energy of ``workload`` on ``gpus`` x ``gpu``."""
+    """Throughput, time to solution, memory fit, MFU and energy of ``workload`` on ``gpus`` x ``gpu``.
+
+    ``options``: workload fields (``tokens``/``images``/``sequences`` or ``work``, ``seq_len``, ``global_batch``,
+    ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
+    own evidence (``measured`` with ``measured_on``, or ``efficiency``).
+    """
+    from planner.cost.request import ModelOptions
     from planner.perf.model import estimate as _estimate
+    from planner.perf.workloads import resolve_workload, split_options
 
-    return _estimate(workload, gpu, gpus, precision, **options)
+    fields, rest = split_options(options)
+    job = resolve_workload(workload, **fields)
+    shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
+    model = ModelOptions(**_take(rest, ("measured", "measured_on", "efficiency")))
+    _refuse_unknown(
+        rest, ("workload fields", "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
+    )
+    return _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
 
 
-def rank(workload: str | Workload, **constraints: Any) -> RankResult:
-    """Every feasible offering for ``workload``, priced per training run and ranked (see planner.cost.rank)."""
+def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    return {name: options.pop(name) for name in names if name in options}
+
+
+def _refuse_unknown(options: dict[str, Any], known: Sequence[str]) -> None:
+    if options:
+        name = sorted(options)[0]
+        raise InputError(f"is not an argument here; known: {', '.join(known)}", field=name)
+
+
+def rank(
+    workload: str | Workload,
+    *,
+    provider: str | Sequence[str] | None = None,
+    region: str | Sequence[str] | None = None,
+    gpu: str | Sequence[str] | None = None,
+    instance_type: str | Sequence[str] | None = None,
+    min_gpu_memory_gib: float | None = None,
+    max_age_hours: float | None = None,
+    request: RankRequest | None = None,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+    estimator: Estimator | None = None,
+    **options: Any,
+) -> RankResult:
+    """Every feasible offering for ``workload``, priced per training run and ranked.
+
+    The conductor: resolves the workload once, loads and age-checks the catalog (only the providers asked for),
+    filters it with the catalog's one filter, then ranks with ``planner.cost.rank.rank``, which does no I/O.
+    ``options`` are RankRequest fields (``deadline_hours``, ``budget_usd``, ``pricing``, ``max_nodes``, ``by``,
+    ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
+    the user's evidence (``measured``/``measured_on``, ``efficiency``). ``catalog`` replaces the stored catalog and
+    ``estimator`` the performance model.
+    """
     from planner.cost.rank import rank as _rank
+    from planner.perf.workloads import resolve_workload, split_options
 
-    return _rank(workload, **constraints)
+    fields, rest = split_options(options)
+    if request is None:
+        request, rest = RankRequest.from_options(rest)
+    _refuse_unknown(rest, ("workload fields", *RankRequest.field_names(), "measured", "measured_on", "efficiency"))
+    job = resolve_workload(workload, **fields)
+    frame = _load(catalog, store, derived=False)
+    selection = select_offers(
+        frame,
+        OfferFilter(
+            gpus=_as_list(gpu),
+            providers=_as_list(provider),
+            regions=_as_list(region),
+            instance_types=_as_list(instance_type),
+            min_gpu_memory_gib=min_gpu_memory_gib,
+        ),
+    )
+    ages = provider_ages(selection.offers if len(selection.offers) else frame)
+    check_age(ages, max_age_hours)
+    as_of = selection.offers["as_of"].min() if len(selection.offers) else None
+    if selection.offers.empty:
+        what = f"matches {selection.asked}" if selection.asked else "is in the catalog"
+        result = _rank(selection.offers, job, request, estimator or _default_estimator())
+        result = replace(result, message=f"no offering {what}")
+    else:
+        result = _rank(selection.offers, job, request, estimator or _default_estimator())
+    return replace(
+        result,
+        catalog_as_of=None if as_of is None or as_of != as_of else str(as_of),
+        notes=[*selection.notes, *result.notes, *stale_warnings(ages)],
+    )
+
+
+def _default_estimator() -> Estimator:
+    from planner.perf.model import estimate as model_estimate
+
+    return model_estimate
 
 
 def compare(
@@ -186,10 +338,23 @@ def compare(
     instance_types: Sequence[str] = (),
     **constraints: Any,
 ) -> RankResult:
-    """The best option of each of a few GPUs or instance types for the same job, side by side."""
-    from planner.cost.compare import compare as _compare
+    """The best option of each of a few GPUs (any spelling; a family covers its variants) or instance types, per
+    pricing, side by side; a choice without an option says why in ``notes``."""
+    from planner.cost.compare import best_of_each
 
-    return _compare(workload, gpus=gpus, instance_types=instance_types, **constraints)
+    if bool(gpus) == bool(instance_types):
+        raise InputError("compare needs gpus (one or more) or instance_types, not both and not neither", field="gpus")
+    for name in ("top", "gpu", "instance_type"):
+        if name in constraints:
+            raise InputError("is set by compare itself", field=name)
+    if gpus:
+        result = rank(workload, gpu=list(gpus), top=None, **constraints)
+        choices = [(str(name), gpu_family(str(name))[0]) for name in gpus]
+        return best_of_each(result, choices, "gpu", str(constraints.get("pricing", "both")))
+    result = rank(workload, instance_type=list(instance_types), top=None, **constraints)
+    return best_of_each(
+        result, [(str(n), [str(n)]) for n in instance_types], "instance_type", str(constraints.get("pricing", "both"))
+    )
 
 
 def refresh(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 
 class PlannerError(Exception):
     """Base class: every error the library raises on purpose. ``exit_code`` is the CLI's."""
@@ -10,9 +13,30 @@ class PlannerError(Exception):
 
 
 class InputError(PlannerError, ValueError):
-    """Bad input from the user: an unknown name, a value out of range, conflicting options."""
+    """Bad input from the user: an unknown name, a value out of range, conflicting options.
+
+    ``field`` names the library argument at fault (``deadline_hours``) and ``detail`` says what is wrong with it; the
+    message is ``"<field> <detail>"``. The CLI rewords the field as its flag (``--deadline-hours``), so a library
+    caller never reads a flag and a CLI user never reads an argument name.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str, *, field: str | None = None, related: tuple[str, ...] = ()) -> None:
+        self.field = field
+        self.detail = message
+        # Other fields the detail names (``max_gpus`` in "min_gpus (4) is larger than max_gpus (2)").
+        self.related = related
+        super().__init__(f"{field} {message}" if field else message)
+
+    def reworded(self, name_of: Callable[[str], str]) -> str:
+        """The message with every field it names called ``name_of(field)`` instead (a CLI flag)."""
+        if not self.field:
+            return str(self)
+        detail = self.detail
+        for other in self.related:
+            detail = re.sub(rf"\b{re.escape(other)}\b", name_of(other), detail)
+        return f"{name_of(self.field)} {detail}"
 
 
 class UnknownGpuError(InputError):

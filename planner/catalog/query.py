@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from planner import checks
 from planner.catalog.schema import PROVIDERS
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
@@ -27,6 +28,9 @@ SORT_KEYS: dict[str, tuple[str, bool]] = {
     "age": ("as_of", True),
 }
 
+# A provider whose prices are older than this is marked stale in every output (a warning line, a flag per row).
+STALE_AFTER_DAYS = 30.0
+
 # Columns `offers` shows, in order (the library returns these plus every stored column).
 OFFER_COLUMNS: tuple[str, ...] = (
     "provider",
@@ -46,12 +50,13 @@ OFFER_COLUMNS: tuple[str, ...] = (
     "spot_interruption",
     "availability",
     "as_of",
+    "stale",
 )
 
 
 @dataclass(frozen=True)
 class OfferFilter:
-    """What `offers` was asked for; every field is optional."""
+    """Which offerings are wanted; every field is optional. Errors name these fields."""
 
     gpus: Sequence[str] = ()
     min_gpus: float | None = None
@@ -59,11 +64,29 @@ class OfferFilter:
     min_gpu_memory_gib: float | None = None
     providers: Sequence[str] = ()
     regions: Sequence[str] = ()
+    instance_types: Sequence[str] = ()
     max_price_usd_per_hour: float | None = None
     spot: bool = False
     sort: str = "price"
     by_zone: bool = False
+
+
+# The library argument each OfferFilter field comes from, for error messages.
+FILTER_ARGUMENTS = {
+    "gpus": "gpu",
+    "providers": "provider",
+    "regions": "region",
+    "instance_types": "instance_type",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The offerings a filter keeps (catalog order, every zone), notes for the user, and the filter in words."""
+
+    offers: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    asked: str = ""
 
 
 def gpu_family(name: str) -> tuple[list[str], str | None]:
@@ -76,33 +99,102 @@ def gpu_family(name: str) -> tuple[list[str], str | None]:
     return members, f"'{name}' matches every {family} variant ({', '.join(members)})"
 
 
-def check_positive(name: str, value: float | None, *, allow_zero: bool = False) -> None:
-    """One clear line for a count or amount that must be positive."""
-    if value is None:
-        return
-    if value < 0 or (value == 0 and not allow_zero):
-        allowed = "zero or more" if allow_zero else "a positive number"
-        raise InputError(f"--{name} must be {allowed}, got {value:g}")
+def _describe(spec: OfferFilter) -> str:
+    """The filter in words, for "no offering matches ..." (field names, as the library takes them)."""
+    parts = [
+        f"{FILTER_ARGUMENTS[name]} {', '.join(values)}"
+        for name, values in (
+            ("providers", spec.providers),
+            ("regions", spec.regions),
+            ("gpus", spec.gpus),
+            ("instance_types", spec.instance_types),
+        )
+        if values
+    ]
+    for name, value, sign in (
+        ("min_gpus", spec.min_gpus, ">="),
+        ("max_gpus", spec.max_gpus, "<="),
+        ("min_gpu_memory_gib", spec.min_gpu_memory_gib, ">="),
+        ("max_price_usd_per_hour", spec.max_price_usd_per_hour, "<="),
+    ):
+        if value is not None:
+            parts.append(f"{name} {sign} {value:g}")
+    return "; ".join(parts)
 
 
-def _check_choices(field_name: str, values: Sequence[str], known: Sequence[str]) -> list[str]:
-    out = []
-    for value in values:
-        if value in known:
-            out.append(value)
-            continue
-        close = difflib.get_close_matches(value, list(known), n=3, cutoff=0.6)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise InputError(f"unknown {field_name} {value!r}{hint}; known: {', '.join(sorted(known)[:12])}")
-    return out
+def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
+    """The one catalog filter: the rows ``spec`` keeps, in catalog order, every zone; unknown names are errors."""
+    import numpy as np
+
+    limits = {
+        name: checks.optional_number(name, getattr(spec, name))
+        for name in ("min_gpus", "max_gpus", "min_gpu_memory_gib", "max_price_usd_per_hour")
+    }
+    if limits["min_gpus"] is not None and limits["max_gpus"] is not None and limits["min_gpus"] > limits["max_gpus"]:
+        raise InputError(
+            f"({limits['min_gpus']:g}) is larger than max_gpus ({limits['max_gpus']:g})",
+            field="min_gpus",
+            related=("max_gpus",),
+        )
+    checks.choice("sort", spec.sort, tuple(SORT_KEYS))
+    providers = checks.names("provider", "provider", [str(p).lower() for p in spec.providers], PROVIDERS)
+    regions = checks.names("region", "region", [str(r) for r in spec.regions], frame["region"].unique().tolist())
+    instances = checks.names(
+        "instance_type",
+        "instance type",
+        [str(i) for i in spec.instance_types],
+        frame["instance_type"].unique().tolist(),
+    )
+
+    notes: list[str] = []
+    mask = np.ones(len(frame), dtype=bool)
+    if spec.gpus:
+        wanted: list[str] = []
+        for name in spec.gpus:
+            members, note = gpu_family(str(name))
+            wanted.extend(members)
+            if note:
+                notes.append(note)
+        mask &= frame["gpu"].isin(wanted).to_numpy()
+    for column, values in (("provider", providers), ("region", regions), ("instance_type", instances)):
+        if values:
+            mask &= frame[column].isin(values).to_numpy()
+    if limits["min_gpus"] is not None:
+        mask &= (frame["gpu_count"] >= limits["min_gpus"]).to_numpy()
+    if limits["max_gpus"] is not None:
+        mask &= (frame["gpu_count"] <= limits["max_gpus"]).to_numpy()
+    if limits["min_gpu_memory_gib"] is not None:
+        mask &= (frame["gpu_memory_gib"] >= limits["min_gpu_memory_gib"]).to_numpy()
+    price_column = "spot_price_usd_per_hour" if spec.spot else "price_usd_per_hour"
+    if spec.spot:
+        mask &= frame["spot_price_usd_per_hour"].notna().to_numpy()
+    if limits["max_price_usd_per_hour"] is not None:
+        mask &= (frame[price_column] <= limits["max_price_usd_per_hour"]).to_numpy()
+    kept = frame if mask.all() else frame.loc[mask]
+    return Selection(offers=kept, notes=notes, asked=_describe(spec))
 
 
-def with_derived(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add the columns users read but the store does not keep (price per GPU)."""
+def with_derived(frame: pd.DataFrame, now: datetime | None = None) -> pd.DataFrame:
+    """Add the columns users read but the store does not keep: price per GPU, and ``stale`` (prices older than
+    STALE_AFTER_DAYS)."""
+    import pandas as pd
+
     frame = frame.copy()
     frame["price_per_gpu_usd_per_hour"] = frame["price_usd_per_hour"] / frame["gpu_count"]
     frame["spot_price_per_gpu_usd_per_hour"] = frame["spot_price_usd_per_hour"] / frame["gpu_count"]
+    moment = now or datetime.now(UTC)
+    stamps = pd.Series(frame["as_of"].unique(), dtype=object)
+    old = {str(stamp): age_hours(str(stamp), moment) > STALE_AFTER_DAYS * 24 for stamp in stamps}
+    frame["stale"] = frame["as_of"].map(old).astype(bool) if len(frame) else pd.Series(dtype=bool)
     return frame
+
+
+def age_hours(as_of: str, now: datetime) -> float:
+    """Hours between an ISO 8601 ``as_of`` (UTC when it has no zone) and ``now``."""
+    taken = datetime.fromisoformat(as_of)
+    if taken.tzinfo is None:
+        taken = taken.replace(tzinfo=UTC)
+    return (now - taken).total_seconds() / 3600.0
 
 
 def collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
@@ -116,58 +208,15 @@ def collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame, list[str]]:
-    """Apply ``spec`` to the catalog; returns the matching offers and notes for the user."""
-    import numpy as np
-
-    notes: list[str] = []
-    for name in ("min-gpus", "max-gpus", "min-gpu-memory", "max-price"):
-        value = {
-            "min-gpus": spec.min_gpus,
-            "max-gpus": spec.max_gpus,
-            "min-gpu-memory": spec.min_gpu_memory_gib,
-            "max-price": spec.max_price_usd_per_hour,
-        }[name]
-        check_positive(name, value)
-    if spec.min_gpus is not None and spec.max_gpus is not None and spec.min_gpus > spec.max_gpus:
-        raise InputError(f"--min-gpus ({spec.min_gpus:g}) is larger than --max-gpus ({spec.max_gpus:g})")
-    if spec.sort not in SORT_KEYS:
-        raise InputError(f"--sort must be one of {', '.join(SORT_KEYS)}, got {spec.sort!r}")
-    providers = _check_choices("provider", [p.lower() for p in spec.providers], PROVIDERS)
-    known_regions = sorted(set(frame["region"].unique()))
-    regions = _check_choices("region", list(spec.regions), known_regions)
-
-    mask = np.ones(len(frame), dtype=bool)
-    if spec.gpus:
-        wanted: list[str] = []
-        for name in spec.gpus:
-            members, note = gpu_family(name)
-            wanted.extend(members)
-            if note:
-                notes.append(note)
-        mask &= frame["gpu"].isin(wanted).to_numpy()
-    if providers:
-        mask &= frame["provider"].isin(providers).to_numpy()
-    if regions:
-        mask &= frame["region"].isin(regions).to_numpy()
-    if spec.min_gpus is not None:
-        mask &= (frame["gpu_count"] >= spec.min_gpus).to_numpy()
-    if spec.max_gpus is not None:
-        mask &= (frame["gpu_count"] <= spec.max_gpus).to_numpy()
-    if spec.min_gpu_memory_gib is not None:
-        mask &= (frame["gpu_memory_gib"] >= spec.min_gpu_memory_gib).to_numpy()
-    price_column = "spot_price_usd_per_hour" if spec.spot else "price_usd_per_hour"
-    if spec.spot:
-        mask &= frame["spot_price_usd_per_hour"].notna().to_numpy()
-    if spec.max_price_usd_per_hour is not None:
-        mask &= (frame[price_column] <= spec.max_price_usd_per_hour).to_numpy()
-
-    result = frame.loc[mask]
+    """``select_offers``, then zones collapsed (unless ``by_zone``), price per GPU added and sorted by ``sort``."""
+    selection = select_offers(frame, spec)
+    result = selection.offers
     if not spec.by_zone:
         result = collapse_zones(result)
     result = with_derived(result)
     column, ascending = SORT_KEYS[spec.sort]
     if spec.spot and spec.sort == "price":
-        column = price_column
+        column = "spot_price_usd_per_hour"
     elif spec.spot and spec.sort == "price-per-gpu":
         column = "spot_price_per_gpu_usd_per_hour"
     result = result.sort_values(
@@ -176,4 +225,4 @@ def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame,
         na_position="last",
         kind="stable",
     )
-    return result.reset_index(drop=True), notes
+    return result.reset_index(drop=True), selection.notes

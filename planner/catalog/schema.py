@@ -14,6 +14,16 @@ SCHEMA_VERSION = 1
 PROVIDERS = ("aws", "gcp", "azure")
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 AVAILABILITY = ("on-demand", "spot-only", "reservation-only")
+
+
+def availability_allows(availability: str, *, spot: bool) -> bool:
+    """The one availability rule: on-demand offerings sell both ways, spot-only ones only spot, reservation-only
+    ones neither (they need a reservation or a DWS/calendar booking, which the catalog does not price)."""
+    if availability == "reservation-only":
+        return False
+    return spot or availability != "spot-only"
+
+
 # AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
 SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 

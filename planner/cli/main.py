@@ -13,7 +13,7 @@ import typer
 import typer.main
 
 from planner.cli import catalog, estimate, rank, refresh
-from planner.errors import PlannerError
+from planner.errors import InputError, PlannerError
 
 app = typer.Typer(
     name="gpuplan",
@@ -45,12 +45,51 @@ def build_command() -> Any:
     return command
 
 
+# The flag of each library field where it is not "--" + the field with dashes; per command where they differ.
+FIELD_FLAGS: dict[str, str] = {
+    "instance_type": "--instance",
+    "instance_types": "--instance",
+    "min_gpu_memory_gib": "--min-gpu-memory",
+    "max_price_usd_per_hour": "--max-price",
+    "max_age_hours": "--max-age",
+    "work": "--tokens",
+    "images": "--tokens",
+    "sequences": "--tokens",
+    "samples": "--tokens",
+    "workload": "--workload",
+    "default_interruption_rate": "--default-interruption-rate",
+}
+COMMAND_FLAGS: dict[str, dict[str, str]] = {
+    "compare": {"gpus": "--gpu"},
+    "offers": {"gpus": "--gpu", "providers": "--provider", "regions": "--region"},
+}
+
+
+def flag_for(field: str, command: str | None) -> str:
+    """The CLI flag that sets the library field ``field`` in ``command``."""
+    return COMMAND_FLAGS.get(command or "", {}).get(field) or FIELD_FLAGS.get(field) or "--" + field.replace("_", "-")
+
+
+def _command(argv: list[str]) -> str | None:
+    """The (sub)command being run: the last of the leading words before the first option."""
+    words = [a for a in argv[1:] if not a.startswith("-")][:2]
+    return words[-1] if words else None
+
+
+def message_for(exc: PlannerError, argv: list[str]) -> str:
+    """The one line for the user: an InputError's field reworded as the flag that sets it."""
+    if isinstance(exc, InputError) and exc.field:
+        command = _command(argv)
+        return exc.reworded(lambda field: flag_for(field, command))
+    return str(exc)
+
+
 def main() -> None:
     """Entry point: PlannerError becomes one line on stderr and its exit code, never a traceback."""
     try:
         build_command()(prog_name="gpuplan")
     except PlannerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {message_for(exc, sys.argv)}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -3,48 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from planner.cost.rank import PRICINGS, rank
 from planner.cost.result import TABLE_COLUMNS, RankResult
-from planner.errors import InputError
-
-if TYPE_CHECKING:
-    from planner.perf.workloads import Workload
 
 COMPARE_COLUMNS: tuple[str, ...] = ("choice", *TABLE_COLUMNS)
 
 
-def compare(
-    workload: str | Workload,
-    *,
-    gpus: Sequence[str] = (),
-    instance_types: Sequence[str] = (),
-    pricing: str = "both",
-    **constraints: Any,
+def best_of_each(
+    result: RankResult, choices: Sequence[tuple[str, list[str]]], key_column: str, pricing: str
 ) -> RankResult:
-    """The best option of each GPU (any spelling; a family name covers its variants) or instance type, per pricing.
+    """From a ranking of every choice, the best option of each choice (its name and the ``key_column`` values it
+    covers) per pricing, in the order given; ``rank`` is the option's place in the full ranking.
 
-    ``table`` has one row per (choice, pricing) in the order given, with ``rank`` the option's place in the full
-    ranking of the choices; a choice with no option gets a row of blanks and the reason in ``notes``.
+    A choice with no option gets a row of blanks and, in ``notes``, the reason of its closest miss.
     """
     import pandas as pd
 
-    from planner.catalog.query import gpu_family
-
-    if bool(gpus) == bool(instance_types):
-        raise InputError("compare needs --gpu (repeat for each GPU) or --instance (repeat for each type), not both")
-    if pricing not in PRICINGS:
-        raise InputError(f"--pricing must be one of {', '.join(PRICINGS)}, got {pricing!r}")
-    choices: list[tuple[str, list[str]]] = []
-    if gpus:
-        choices = [(name, gpu_family(name)[0]) for name in gpus]
-        result = rank(workload, gpu=list(gpus), pricing=pricing, top=None, **constraints)
-        key_column = "gpu"
-    else:
-        choices = [(name, [name]) for name in instance_types]
-        result = rank(workload, instance_type=list(instance_types), pricing=pricing, top=None, **constraints)
-        key_column = "instance_type"
     pricings = ["on-demand", "spot"] if pricing == "both" else [pricing]
     table, details = result.table, result.details
     rows: list[dict[str, Any]] = []

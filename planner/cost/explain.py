@@ -5,13 +5,22 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from planner.cost.lines import DEFAULT_SPOT_MONTHLY, HOURS_PER_MONTH, SPOT_BUCKET_MONTHLY, SPOT_BUCKETS
+from planner.cost.lines import (
+    DEFAULT_SPOT_MONTHLY,
+    HOURS_PER_MONTH,
+    SPOT_BUCKET_MONTHLY,
+    SPOT_BUCKETS,
+    billing_text,
+)
 from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import pandas as pd
+
+    from planner.cost.request import RankRequest
+    from planner.perf.workloads import Workload
 
 # Exclusion stages, in pipeline order (an option is reported at the first one it fails).
 RESERVATION, NO_PRICE, MODEL, SPOT_NEVER, DEADLINE, BUDGET = range(1, 7)
@@ -65,7 +74,7 @@ def explain_empty(
             counts = excluded.groupby("reason", sort=False)["offerings"].sum().sort_values(ascending=False)
             reason = str(counts.index[0])
             return f"no offering can run this job: {reason}"
-        return "no offering has a price for the chosen --pricing"
+        return "no offering has a price for the chosen pricing"
     deadline_text = f"a {deadline_hours:g}-hour deadline" if deadline_hours is not None else ""
     budget_text = f"a ${budget_usd:,.2f} budget" if budget_usd is not None else ""
     if deadline_hours is not None and not within_deadline.any():
@@ -137,7 +146,7 @@ def summarise_exclusions(
         if st == RESERVATION:
             reason = "sold as reservation only (no on-demand or spot price)"
         elif st == NO_PRICE:
-            reason = "no price for the chosen --pricing"
+            reason = "no price for the chosen pricing"
         elif st == MODEL:
             reason = est_reason.get((f, n - 1), "not modelled")
         elif st == SPOT_NEVER:
@@ -220,55 +229,36 @@ def option_notes(
     return result
 
 
-def describe_filters(
-    providers: list[str], regions: list[str], gpus: list[str], instances: list[str], memory: float | None
-) -> str:
-    parts = [f"--provider {p}" for p in providers]
-    parts += [f"--region {r}" for r in regions]
-    parts += [f"--gpu {g}" for g in gpus]
-    parts += [f"--instance {i}" for i in instances]
-    if memory is not None:
-        parts.append(f"--min-gpu-memory {memory:g}")
-    return " ".join(parts)
-
-
-def assumptions_for(
-    workload: Any,
-    precision: str,
-    checkpoint_interval_hours: float,
-    restart_overhead_hours: float,
-    startup_overhead_hours: float,
-    default_rate: float,
-    pricing: str,
-    by: str,
-) -> list[str]:
-    name = getattr(workload, "name", str(workload))
-    work = workload.default_work_text() if hasattr(workload, "default_work_text") else "as given"
+def assumptions_for(workload: Workload, request: RankRequest) -> list[str]:
+    """Every assumption behind a ranking's numbers, in words; the tables they come from are the only source."""
     buckets = ", ".join(f"{label} -> {mid:.1%}" for label, (_, mid, _) in SPOT_BUCKET_MONTHLY.items())
+    rate = request.interruption_rate
     lines = [
-        f"workload {name}: {work}, {precision}",
-        *([workload.software_text] if getattr(workload, "is_transformer", False) else []),
+        f"workload {workload.name}: {workload.default_work_text()}, {request.precision}",
+        workload.software_text,
         "time to solution = performance-model training time + start-up overhead + expected spot rework",
-        f"start-up overhead {startup_overhead_hours:g} h per run (boot, image pull, data staging), billed",
-        "billing: AWS and Google Cloud per second with a 60 s minimum, Azure per minute",
+        f"start-up overhead {request.startup_overhead_hours:g} h per run (boot, image pull, data staging), billed",
+        f"billing: {billing_text()}",
         "cost = instances x billed hours x price per instance-hour; totals are sums of the cost lines",
         "zones of one region collapse to the cheapest; prices are catalog prices (no discounts, storage or egress)",
     ]
-    if pricing != "on-demand":
+    if request.pricing != "on-demand":
         lines += [
             f"spot: AWS Spot Advisor monthly interruption bucket -> expected share of instances reclaimed a month "
             f"({buckets}, the open '>20%' bucket taken as 20-50%); bucket edges give cost_low/cost_high",
-            f"spot elsewhere (no Spot Advisor data): {monthly_share(default_rate):.1%} of instances reclaimed a month "
+            f"spot elsewhere (no Spot Advisor data): {monthly_share(rate):.1%} of instances reclaimed a month "
             f"(range {DEFAULT_SPOT_MONTHLY[0]:.0%}-{DEFAULT_SPOT_MONTHLY[2]:.0%}); AWS's global average is '<10%'",
             f"spot: a job on N instances stops when any is reclaimed; each interruption loses half a checkpoint "
-            f"interval ({checkpoint_interval_hours:g} h) of work plus {restart_overhead_hours:g} h to restart",
+            f"interval ({request.checkpoint_interval_hours:g} h) of work plus {request.restart_overhead_hours:g} h "
+            "to restart",
             "spot-only offerings are never priced on demand; reservation-only offerings are excluded",
         ]
-    lines.append(
-        {
-            "cost": "ordered by expected cost, then time",
-            "time": "ordered by expected time to solution, then cost",
-            "cost-time": "ordered by cost x time (equal weight to both), then cost",
-        }[by]
-    )
+    lines.append(ORDER_TEXT[request.by])
     return lines
+
+
+ORDER_TEXT = {
+    "cost": "ordered by expected cost, then time",
+    "time": "ordered by expected time to solution, then cost",
+    "cost-time": "ordered by cost x time (equal weight to both), then cost",
+}

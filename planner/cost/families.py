@@ -7,7 +7,7 @@ every region and zone of a family shares that answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import pandas as pd
+
+    from planner.cost.request import Estimator
+    from planner.perf.workloads import Workload
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -57,21 +60,23 @@ class ConfigEstimate:
     hours_high: float = math.nan
     energy_kwh: float = math.nan
     reason: str | None = None
+    # The model's own InputError, when it refused the input rather than the configuration.
+    error: InputError | None = None
 
 
 def estimate_config(
-    estimator: Callable[..., Any],
-    workload: Any,
+    estimator: Estimator,
+    workload: Workload,
     gpu: str,
     gpus_per_node: float,
     nodes: int,
     interconnect: str,
     network_gbps: float,
     precision: str,
-    options: dict[str, Any],
+    options: Mapping[str, Any],
 ) -> ConfigEstimate:
     total = gpus_per_node * nodes
-    if not float(total).is_integer() or total < 1:
+    if not float(gpus_per_node).is_integer() or total < 1:
         return ConfigEstimate(reason=f"a fraction of a GPU ({gpus_per_node:g} per instance) is not modelled")
     if nodes > 1 and not (network_gbps > 0):
         return ConfigEstimate(reason="no network bandwidth known for joining instances")
@@ -82,30 +87,27 @@ def estimate_config(
             int(total),
             precision,
             # The catalog stores GPU counts as floats (fractional GPUs exist); the model wants whole numbers.
-            gpus_per_node=int(gpus_per_node) if float(gpus_per_node).is_integer() else gpus_per_node,
+            gpus_per_node=int(gpus_per_node),
             interconnect=interconnect,
             network_gbps=None if network_gbps != network_gbps else float(network_gbps),
             **options,
         )
     except InputError as exc:
-        return ConfigEstimate(reason=str(exc))
-    if not getattr(result, "fits_in_memory", True):
-        why = getattr(result, "why_not_fits", None)
-        needed = getattr(result, "min_gpus_to_fit", None)
+        return ConfigEstimate(reason=str(exc), error=exc)
+    if not result.fits_in_memory:
+        why, needed = result.why_not_fits, result.min_gpus_to_fit
         text = why or "the model does not fit in GPU memory"
         if needed and not why:
             text += f" (needs at least {needed} GPUs)"
         return ConfigEstimate(reason=text)
-    hours = float(result.time_to_solution_hours)
+    hours = float(result.time_to_solution_hours or math.nan)
     if not (hours > 0 and math.isfinite(hours)):
         return ConfigEstimate(reason="the performance model gave no time to solution")
-    throughput = getattr(result, "throughput", None)
-    low_tp = getattr(result, "throughput_low", None)
-    high_tp = getattr(result, "throughput_high", None)
+    throughput, low_tp, high_tp = result.throughput, result.throughput_low, result.throughput_high
     # Time scales inversely with throughput: the optimistic throughput gives the short (cheap) end.
     hours_low = hours * throughput / high_tp if throughput and high_tp else hours
     hours_high = hours * throughput / low_tp if throughput and low_tp else hours
-    energy = getattr(result, "energy_kwh", None)
+    energy = result.energy_kwh
     return ConfigEstimate(
         hours=hours,
         hours_low=min(hours_low, hours),
@@ -161,11 +163,11 @@ def families(offers: pd.DataFrame) -> Families:
 
 def model_grid(
     fams: Families,
-    estimator: Callable[..., Any],
-    workload: Any,
+    estimator: Estimator,
+    workload: Workload,
     precision: str,
     max_nodes: int,
-    options: dict[str, Any],
+    options: Mapping[str, Any],
 ) -> ModelGrid:
     """Ask the model about every family at 1..``max_nodes`` instances, once per distinct configuration.
 
@@ -201,9 +203,10 @@ def model_grid(
                 hours[f, n - 1], low[f, n - 1] = found.hours, found.hours_low
                 high[f, n - 1], energy[f, n - 1] = found.hours_high, found.energy_kwh
     complaints = {c.reason for c in cache.values()}
+    input_errors = {c.reason: c.error for c in cache.values() if c.reason and c.error is not None and c.error.field}
     if cache and None not in complaints and len(complaints) == 1:
         only = str(next(iter(complaints)))
         # The same complaint from every configuration is about the input (e.g. a bad option), not the offerings.
-        if only.startswith(("unknown", "--")):
-            raise InputError(only)
+        if only in input_errors:
+            raise input_errors[only]
     return ModelGrid(hours=hours, hours_low=low, hours_high=high, energy_kwh=energy, reasons=reasons)

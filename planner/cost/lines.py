@@ -28,11 +28,25 @@ BILLING_SECONDS: dict[str, tuple[float, float]] = {
     "gcp": (1.0, 60.0),
     "azure": (60.0, 60.0),
 }
-BILLING_NOTE: dict[str, str] = {
-    "aws": "per second, 60 s minimum",
-    "gcp": "per second, 60 s minimum",
-    "azure": "per minute",
-}
+PROVIDER_NAMES: dict[str, str] = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
+# Where a provider has no row: per second with a 60 s minimum, the most common rule.
+DEFAULT_BILLING_SECONDS = (1.0, 60.0)
+
+
+def billing_note(provider: str) -> str:
+    """One provider's billing rule in words ("per second, 60 s minimum"), from BILLING_SECONDS."""
+    increment, minimum = BILLING_SECONDS.get(provider, DEFAULT_BILLING_SECONDS)
+    unit = {1.0: "per second", 60.0: "per minute", 3600.0: "per hour"}.get(increment, f"per {increment:g} s")
+    return unit if minimum <= increment else f"{unit}, {minimum:g} s minimum"
+
+
+def billing_text() -> str:
+    """Every provider's billing rule in one line, providers with the same rule together."""
+    by_rule: dict[str, list[str]] = {}
+    for provider in BILLING_SECONDS:
+        by_rule.setdefault(billing_note(provider), []).append(PROVIDER_NAMES.get(provider, provider))
+    return "; ".join(f"{' and '.join(names)} {rule}" for rule, names in by_rule.items())
+
 
 # AWS Spot Advisor buckets ("frequency of interruption": share of instances reclaimed over the trailing
 # month) -> (low, expected, high) monthly probability. Edges from the bucket labels; the expected value is
@@ -87,7 +101,7 @@ def billing_steps(providers: Sequence[str]) -> tuple[FloatArray, FloatArray]:
     """(increment, minimum) in seconds for each provider name (per second, 60 s minimum where unknown)."""
     import numpy as np
 
-    steps = [BILLING_SECONDS.get(str(p), (1.0, 60.0)) for p in providers]
+    steps = [BILLING_SECONDS.get(str(p), DEFAULT_BILLING_SECONDS) for p in providers]
     return np.array([s[0] for s in steps], dtype=float), np.array([s[1] for s in steps], dtype=float)
 
 

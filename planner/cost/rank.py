@@ -1,24 +1,25 @@
-"""Rank every catalog offering for one training job: time to solution, cost per run, constraints, Pareto front.
+"""Rank catalog offerings for one training job: time to solution, cost per run, constraints, Pareto front.
 
-Pipeline: select offerings -> group them into families -> ask the model once per configuration
-(families.py) -> time and billed hours per (family, nodes, pricing, spot bucket) (grid.py) -> gather per
-option and multiply by its price -> constraints, zones, order, Pareto -> one RankResult (result.py).
+Pure and offline: ``rank(offers, workload, request, estimator)`` does no I/O; ``planner.api.rank`` loads, ages and
+filters the catalog and resolves the workload before calling it. The stages, each a function below:
+
+    families (one model call per configuration, families.py) -> cost grid (time and billed hours per family,
+    nodes, pricing and spot bucket, grid.py) -> zone representatives -> options -> exclusions (why each left
+    out option was) -> selection and order -> table (result.py)
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from planner.cost import explain
 from planner.cost.families import Families, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
-from planner.cost.lines import BILLING_NOTE, DEFAULT_INTERRUPTION_RATE, SPOT_BUCKETS
+from planner.cost.lines import SPOT_BUCKETS, billing_note
 from planner.cost.pareto import pareto_mask
+from planner.cost.request import ORDERS, PRICINGS, Estimator, RankRequest
 from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES, TABLE_COLUMNS, RankResult, empty_result
-from planner.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,99 +28,11 @@ if TYPE_CHECKING:
 
     from planner.perf.workloads import Workload
 
-__all__ = ["EXCLUDED_COLUMNS", "ORDERS", "PRICINGS", "TABLE_COLUMNS", "RankResult", "rank", "resolve_workload"]
+    IntArray = npt.NDArray[np.int64]
+    FloatArray = npt.NDArray[np.float64]
+    BoolArray = npt.NDArray[np.bool_]
 
-PRICINGS = ("both", "on-demand", "spot")
-ORDERS = ("cost", "time", "cost-time")
-# Options grow with offerings x node counts; beyond this many instances the catalog's network figures say little.
-MAX_NODES = 64
-# Workload flags that name the amount of work; they all set Workload.work.
-WORK_ALIASES = ("tokens", "images", "sequences", "samples")
-
-
-def _check_number(flag: str, value: float | None, *, allow_zero: bool = False) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise InputError(f"--{flag} must be a number, got {value!r}")
-    if value < 0 or (value == 0 and not allow_zero) or math.isinf(value):
-        raise InputError(f"--{flag} must be {'zero or more' if allow_zero else 'a positive number'}, got {value:g}")
-
-
-def _as_list(value: str | Sequence[str] | None) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    return [str(v) for v in value]
-
-
-def _check_choice(flag: str, value: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise InputError(f"--{flag} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
-
-
-def _unknown(kind: str, flag: str, value: str, known: Sequence[str]) -> InputError:
-    import difflib
-
-    close = difflib.get_close_matches(value, list(known), n=3, cutoff=0.6)
-    hint = f" (did you mean {', '.join(close)}?)" if close else ""
-    shown = ", ".join(sorted(known)[:10]) + (" ..." if len(known) > 10 else "")
-    return InputError(f"--{flag}: unknown {kind} {value!r}{hint}; in the catalog: {shown or 'none'}")
-
-
-def resolve_workload(workload: str | Workload, options: dict[str, Any]) -> tuple[Workload, dict[str, Any]]:
-    """The workload with its overrides applied, and the options left for the performance model.
-
-    Options naming a Workload field (or ``tokens``/``images``/``sequences`` for the amount of work) override the
-    preset; the rest go to the estimator.
-    """
-    from planner.perf.workloads import Workload, get_workload
-
-    fields = {f.name for f in dataclasses.fields(Workload)}
-    overrides: dict[str, Any] = {}
-    rest: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in WORK_ALIASES:
-            if value is not None:
-                overrides["work"] = value
-        elif key in fields:
-            overrides[key] = value
-        else:
-            rest[key] = value
-    return get_workload(workload, **overrides), rest
-
-
-def _default_estimator() -> Callable[..., Any]:
-    from planner.perf.model import estimate
-
-    return estimate
-
-
-def _check_catalog_age(frame: pd.DataFrame, max_age_hours: float | None) -> None:
-    """Refuse a given catalog DataFrame whose oldest price per provider is older than allowed."""
-    if max_age_hours is None or frame.empty:
-        return
-    from planner.api import check_age
-    from planner.catalog.store import SnapshotInfo
-
-    oldest = frame.groupby("provider", sort=True)["as_of"].min()
-    snapshots = [SnapshotInfo(0, str(provider), "live", "", str(as_of), "", 0, 0) for provider, as_of in oldest.items()]
-    check_age(snapshots, max_age_hours)
-
-
-def _gpu_allow_list(gpus: list[str]) -> tuple[list[str], list[str]]:
-    from planner.catalog.query import gpu_family
-
-    wanted: list[str] = []
-    notes: list[str] = []
-    for name in gpus:
-        members, note = gpu_family(name)
-        wanted.extend(members)
-        if note:
-            notes.append(note)
-    return wanted, notes
+__all__ = ["EXCLUDED_COLUMNS", "ORDERS", "PRICINGS", "TABLE_COLUMNS", "RankResult", "rank"]
 
 
 def _bucket_index(name: object) -> int:
@@ -127,12 +40,7 @@ def _bucket_index(name: object) -> int:
     return SPOT_BUCKETS.index(str(name)) if str(name) in SPOT_BUCKETS else len(SPOT_BUCKETS)
 
 
-def _cheapest_per_group(
-    rows: npt.NDArray[np.int64],
-    group: npt.NDArray[np.int64],
-    n_groups: int,
-    price: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def _cheapest_per_group(rows: IntArray, group: IntArray, n_groups: int, price: FloatArray) -> tuple[IntArray, IntArray]:
     """The cheapest of ``rows`` (first on ties) in each group, and how many of ``rows`` each stands for.
 
     Linear time: minima and counts by direct indexing over the group codes instead of a sort.
@@ -150,7 +58,7 @@ def _cheapest_per_group(
     return first[kept], counts[kept]
 
 
-def _best(feasible: npt.NDArray[np.bool_], value: npt.NDArray[np.float64]) -> int | None:
+def _best(feasible: BoolArray, value: FloatArray) -> int | None:
     import numpy as np
 
     if not feasible.any():
@@ -159,341 +67,294 @@ def _best(feasible: npt.NDArray[np.bool_], value: npt.NDArray[np.float64]) -> in
     return int(candidates[np.argmin(value[candidates])])
 
 
-def _validate(
-    pricing: str,
-    by: str,
-    precision: str,
-    max_nodes: int,
-    top: int | None,
-    numbers: dict[str, tuple[float | None, bool]],
-) -> tuple[int, int | None]:
-    """One clear line naming the flag for any value out of range; returns max_nodes and top as Python ints."""
-    from planner.hardware import PRECISIONS
+@dataclass(frozen=True)
+class _Rows:
+    """Per-offering arrays: prices, which pricing each may be sold at, spot bucket, region code."""
 
-    _check_choice("pricing", pricing, PRICINGS)
-    _check_choice("by", by, ORDERS)
-    _check_choice("precision", precision, PRECISIONS)
-    for flag, (value, zero_ok) in numbers.items():
-        _check_number(flag, value, allow_zero=zero_ok)
-    return _whole("max-nodes", max_nodes, MAX_NODES), None if top is None else _whole("top", top, None)
+    od_price: FloatArray
+    spot_price: FloatArray
+    reserved: BoolArray
+    od_ok: BoolArray
+    spot_ok: BoolArray
+    bucket: IntArray
+    region_codes: IntArray
+    region_names: Any
+    n_regions: int
 
 
-def _whole(flag: str, value: object, most: int | None) -> int:
-    """A whole number of at least 1 (and at most ``most``), from any integer type."""
-    import numbers
-
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
-        raise InputError(f"--{flag} must be a whole number of at least 1, got {value!r}")
-    if most is not None and int(value) > most:
-        raise InputError(f"--{flag} must be at most {most}, got {int(value)}")
-    return int(value)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Selection:
-    """The offerings the user's filters keep, and how to describe those filters."""
-
-    offers: pd.DataFrame
-    notes: list[str]
-    asked: str
-
-
-def _select(
-    frame: pd.DataFrame,
-    provider: str | Sequence[str] | None,
-    region: str | Sequence[str] | None,
-    gpu: str | Sequence[str] | None,
-    instance_type: str | Sequence[str] | None,
-    min_gpu_memory_gib: float | None,
-) -> _Selection:
-    """Filters that select offerings (the user's choice, so not listed as exclusions); unknown names are errors."""
+def _rows(offers: pd.DataFrame) -> _Rows:
+    """Read the columns ranking needs as arrays; text columns are compared as pandas strings and never converted."""
     import numpy as np
+    import pandas as pd
 
-    notes: list[str] = []
-    mask = np.ones(len(frame), dtype=bool)
-    providers = [p.lower() for p in _as_list(provider)]
-    if providers:
-        from planner.catalog.schema import PROVIDERS
+    from planner.catalog.schema import availability_allows
 
-        for name in providers:
-            if name not in PROVIDERS:
-                raise _unknown("provider", "provider", name, PROVIDERS)
-        mask &= frame["provider"].isin(providers).to_numpy()
-    regions = _as_list(region)
-    if regions:
-        known = frame["region"].unique().tolist()
-        for name in regions:
-            if name not in known:
-                raise _unknown("region", "region", name, known)
-        mask &= frame["region"].isin(regions).to_numpy()
-    gpus = _as_list(gpu)
-    if gpus:
-        wanted, gpu_notes = _gpu_allow_list(gpus)
-        notes.extend(gpu_notes)
-        mask &= frame["gpu"].isin(wanted).to_numpy()
-    instances = _as_list(instance_type)
-    if instances:
-        known = frame["instance_type"].unique().tolist()
-        for name in instances:
-            if name not in known:
-                raise _unknown("instance type", "instance", name, known)
-        mask &= frame["instance_type"].isin(instances).to_numpy()
-    if min_gpu_memory_gib is not None:
-        mask &= (frame["gpu_memory_gib"] >= min_gpu_memory_gib).to_numpy()
-    offers = frame.loc[mask] if not mask.all() else frame
-    asked = explain.describe_filters(providers, regions, gpus, instances, min_gpu_memory_gib)
-    return _Selection(offers=offers, notes=notes, asked=asked)
+    od_price = offers["price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
+    spot_price = offers["spot_price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
+    availability = offers["availability"].fillna("on-demand")
+    bucket_codes, bucket_names = pd.factorize(offers["spot_interruption"])
+    bucket_lut = np.array([_bucket_index(name) for name in bucket_names] + [N_BUCKETS - 1], dtype=np.int64)
+    region_codes, region_names = pd.factorize(offers["region"])
+    return _Rows(
+        od_price=od_price,
+        spot_price=spot_price,
+        reserved=(availability == "reservation-only").to_numpy(dtype=bool),
+        od_ok=availability.map(lambda a: availability_allows(a, spot=False)).to_numpy(dtype=bool) & (od_price > 0),
+        spot_ok=availability.map(lambda a: availability_allows(a, spot=True)).to_numpy(dtype=bool) & (spot_price > 0),
+        # factorize gives -1 for a missing bucket, which picks the last entry ("no data").
+        bucket=bucket_lut[bucket_codes],
+        region_codes=region_codes.astype(np.int64),
+        region_names=region_names,
+        n_regions=int(region_codes.max()) + 1,
+    )
 
 
-def rank(
-    workload: str | Workload,
-    *,
-    catalog: pd.DataFrame | None = None,
-    estimator: Callable[..., Any] | None = None,
-    deadline_hours: float | None = None,
-    budget_usd: float | None = None,
-    provider: str | Sequence[str] | None = None,
-    region: str | Sequence[str] | None = None,
-    gpu: str | Sequence[str] | None = None,
-    instance_type: str | Sequence[str] | None = None,
-    pricing: str = "both",
-    max_nodes: int = 1,
-    min_gpu_memory_gib: float | None = None,
-    max_age_hours: float | None = None,
-    by: str = "cost",
-    top: int | None = None,
-    precision: str = "bf16",
-    checkpoint_interval_hours: float = 1.0,
-    restart_overhead_hours: float = 0.25,
-    startup_overhead_hours: float = 0.25,
-    default_interruption_rate: float = DEFAULT_INTERRUPTION_RATE,
-    store: Any = None,
-    **options: Any,
-) -> RankResult:
-    """Price ``workload`` on every feasible offering and configuration (1..``max_nodes`` instances) and rank them.
+def _zone_representatives(rows: _Rows, fams: Families, pricing: str) -> list[tuple[int, IntArray, IntArray]]:
+    """Per pricing (0 on-demand, 1 spot): the cheapest row of each (family, region, spot bucket), and its weight.
 
-    ``options`` are workload overrides (``tokens=2e9``, ``seq_len=...``) and performance-model options. ``estimator``
-    replaces ``planner.perf.model.estimate`` (same signature); ``catalog`` replaces the stored catalog.
-    ``default_interruption_rate`` is per instance-hour, for spot offerings without a Spot Advisor bucket.
+    Zones of one region with the same spot bucket differ only in price (same model answer, same billing).
     """
     import numpy as np
     import pandas as pd
 
-    max_nodes, top = _validate(
-        pricing,
-        by,
-        precision,
-        max_nodes,
-        top,
-        {
-            "deadline-hours": (deadline_hours, False),
-            "budget-usd": (budget_usd, False),
-            "min-gpu-memory": (min_gpu_memory_gib, True),
-            "max-age": (max_age_hours, True),
-            "checkpoint-interval-hours": (checkpoint_interval_hours, False),
-            "restart-overhead-hours": (restart_overhead_hours, True),
-            "startup-overhead-hours": (startup_overhead_hours, True),
-            "default-interruption-rate": (default_interruption_rate, True),
-        },
-    )
-    if estimator is None:
-        estimator = _default_estimator()
-        job, estimate_options = resolve_workload(workload, options)
-    elif isinstance(workload, str) or options:
-        job, estimate_options = resolve_workload(workload, options)
-    else:
-        job, estimate_options = workload, {}
+    every = np.arange(len(rows.od_price))
+    zone_group, zone_groups = pd.factorize((fams.code * rows.n_regions + rows.region_codes) * N_BUCKETS + rows.bucket)
+    reps: list[tuple[int, IntArray, IntArray]] = []
+    for spot_code, allowed, row_price in ((0, rows.od_ok, rows.od_price), (1, rows.spot_ok, rows.spot_price)):
+        if pricing in ("both", PRICING_NAMES[spot_code]):
+            chosen, weight = _cheapest_per_group(every[allowed], zone_group, len(zone_groups), row_price)
+            reps.append((spot_code, chosen, weight))
+    return reps
 
-    if catalog is None:
-        from planner.api import load_catalog
 
-        frame = load_catalog(store, max_age_hours=max_age_hours)
-    else:
-        frame = catalog
-        _check_catalog_age(frame, max_age_hours)
+@dataclass
+class _Options:
+    """Every kept row x node count x pricing, as indices into the grid, with what each costs."""
 
-    selection = _select(frame, provider, region, gpu, instance_type, min_gpu_memory_gib)
-    offers, notes = selection.offers, selection.notes
-    assumptions = explain.assumptions_for(
-        job,
-        precision,
-        checkpoint_interval_hours,
-        restart_overhead_hours,
-        startup_overhead_hours,
-        default_interruption_rate,
-        pricing,
-        by,
-    )
-    as_of = frame["as_of"].min() if len(frame) else None
-    catalog_as_of = str(as_of) if as_of is not None and as_of == as_of else None
-    if offers.empty:
-        message = (
-            f"no offering in the catalog matches {selection.asked}"
-            if selection.asked
-            else "the catalog holds no offerings"
-        )
-        return empty_result(assumptions, catalog_as_of, message, notes, pd.DataFrame(columns=list(EXCLUDED_COLUMNS)))
+    row: IntArray
+    cell: IntArray
+    weight: IntArray
+    spot: IntArray
+    nodes: IntArray
+    price: FloatArray
+    wall: FloatArray
+    cost: FloatArray
 
-    fams = families(offers)
-    model = model_grid(fams, estimator, job, precision, max_nodes, estimate_options)
-    grid = cost_grid(
-        fams,
-        model,
-        startup_overhead_hours=startup_overhead_hours,
-        checkpoint_interval_hours=checkpoint_interval_hours,
-        restart_overhead_hours=restart_overhead_hours,
-        default_interruption_rate=default_interruption_rate,
-    )
+    def take(self, index: IntArray | BoolArray) -> _Options:
+        return _Options(*(getattr(self, name)[index] for name in self.__dataclass_fields__))
 
-    # Per-row columns as arrays; text columns are compared as pandas strings (fast) and never converted.
-    od_price = offers["price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
-    spot_price = offers["spot_price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
-    reserved = (offers["availability"] == "reservation-only").to_numpy(dtype=bool, na_value=False)
-    spot_only = (offers["availability"] == "spot-only").to_numpy(dtype=bool, na_value=False)
-    bucket_codes, bucket_names = pd.factorize(offers["spot_interruption"])
-    bucket_lut = np.array([_bucket_index(name) for name in bucket_names] + [N_BUCKETS - 1], dtype=np.int64)
-    bucket = bucket_lut[bucket_codes]  # factorize gives -1 for missing, which picks the last entry ("no data")
-    rows = np.arange(len(offers))
-    # Spot-only offerings are never priced on demand; reservation-only ones not at all.
-    od_ok = ~reserved & ~spot_only & (od_price > 0)
-    spot_ok = ~reserved & (spot_price > 0)
-    want_od = pricing in ("both", "on-demand")
-    want_spot = pricing in ("both", "spot")
 
-    # Zones of one region with the same spot bucket differ only in price (same model answer, same billing): keep
-    # the cheapest row of each (family, region, bucket) per pricing, and how many rows it stands for.
-    region_codes, region_index = pd.factorize(offers["region"])
-    n_regions = int(region_codes.max()) + 1
-    zone_group, zone_groups = pd.factorize((fams.code * n_regions + region_codes) * N_BUCKETS + bucket)
-    reps: list[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []
-    for spot, allowed, wanted, row_price in ((0, od_ok, want_od, od_price), (1, spot_ok, want_spot, spot_price)):
-        if wanted:
-            chosen, weight = _cheapest_per_group(rows[allowed], zone_group, len(zone_groups), row_price)
-            reps.append((spot, chosen, weight))
+def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _Rows, grid: CostGrid) -> _Options:
+    import numpy as np
 
-    # Options: every kept row x node count x pricing, as indices into the grid.
-    row_parts: list[npt.NDArray[np.int64]] = []
-    cell_parts: list[npt.NDArray[np.int64]] = []
-    weight_parts: list[npt.NDArray[np.int64]] = []
-    for n in range(1, max_nodes + 1):
-        for spot, chosen, weight in reps:
+    row_parts: list[IntArray] = []
+    cell_parts: list[IntArray] = []
+    weight_parts: list[IntArray] = []
+    for n in range(1, grid.max_nodes + 1):
+        for spot_code, chosen, weight in reps:
             row_parts.append(chosen)
-            cell_parts.append(grid.cell(fams.code[chosen], n, spot, bucket[chosen]))
+            cell_parts.append(grid.cell(fams.code[chosen], n, spot_code, rows.bucket[chosen]))
             weight_parts.append(weight)
-    opt_row = np.concatenate(row_parts) if row_parts else np.zeros(0, dtype=np.int64)
-    opt_cell = np.concatenate(cell_parts) if cell_parts else np.zeros(0, dtype=np.int64)
-    opt_weight = np.concatenate(weight_parts) if weight_parts else np.zeros(0, dtype=np.int64)
-    opt_spot, opt_nodes = grid.spot_of(opt_cell), grid.nodes_of(opt_cell)
+    empty = np.zeros(0, dtype=np.int64)
+    row = np.concatenate(row_parts) if row_parts else empty
+    cell = np.concatenate(cell_parts) if cell_parts else empty
+    spot, nodes = grid.spot_of(cell), grid.nodes_of(cell)
+    price = np.where(spot == 1, rows.spot_price[row], rows.od_price[row])
+    return _Options(
+        row=row,
+        cell=cell,
+        weight=np.concatenate(weight_parts) if weight_parts else empty,
+        spot=spot,
+        nodes=nodes,
+        price=price,
+        wall=grid.wall_hours[cell],
+        cost=nodes * grid.billed_hours[cell] * price,
+    )
 
-    # Exclusions as (rows, stage, nodes, pricing code, value, offerings), summarised per family at the end.
-    priced = (od_ok & want_od) | (spot_ok & want_spot)
-    unpriced = ~reserved & ~priced
+
+# An exclusion entry: (rows, stage, nodes, pricing code, value, offerings each stands for); scalars or arrays.
+_Exclusion = tuple[Any, int, Any, Any, Any, Any]
+
+
+def _unpriced_exclusions(
+    rows: _Rows, fams: Families, model_reasons: dict[tuple[int, int], str], pricing: str
+) -> list[_Exclusion]:
+    """Rows with no price for the pricing asked, reservation-only rows, and configurations the model rejects."""
+    import numpy as np
+
+    every = np.arange(len(rows.od_price))
+    want_od, want_spot = pricing in ("both", "on-demand"), pricing in ("both", "spot")
+    priced = (rows.od_ok & want_od) | (rows.spot_ok & want_spot)
+    unpriced = ~rows.reserved & ~priced
     no_price_code = 0 if pricing == "on-demand" else 1 if pricing == "spot" else -1
-    ex: list[tuple[Any, int, Any, Any, Any, Any]] = [
-        (rows[reserved], explain.RESERVATION, 0, -1, np.nan, 1),
-        (rows[unpriced], explain.NO_PRICE, 0, no_price_code, np.nan, 1),
+    found: list[_Exclusion] = [
+        (every[rows.reserved], explain.RESERVATION, 0, -1, np.nan, 1),
+        (every[unpriced], explain.NO_PRICE, 0, no_price_code, np.nan, 1),
     ]
     # A configuration the model rejects is rejected at any pricing: one entry per family and node count.
     family_rows = np.bincount(fams.code[priced], minlength=len(fams))
     family_first = np.full(len(fams), -1, dtype=np.int64)
-    family_first[fams.code[::-1]] = rows[::-1]
-    rejected = [(f, n) for (f, n) in model.reasons if family_rows[f] > 0]
+    family_first[fams.code[::-1]] = every[::-1]
+    rejected = [(f, n) for (f, n) in model_reasons if family_rows[f] > 0]
     if rejected:
         f_index = np.array([f for f, _ in rejected], dtype=np.int64)
         n_index = np.array([n + 1 for _, n in rejected], dtype=np.int64)
-        ex.append((family_first[f_index], explain.MODEL, n_index, -1, np.nan, family_rows[f_index]))
-    modelled = grid.modelled[opt_cell]
-    never = modelled & ~grid.finishes[opt_cell]
-    ex.append((opt_row[never], explain.SPOT_NEVER, opt_nodes[never], opt_spot[never], np.nan, opt_weight[never]))
-    keep = (modelled & ~never).nonzero()[0]
-    opt_row, opt_cell, opt_spot, opt_nodes = opt_row[keep], opt_cell[keep], opt_spot[keep], opt_nodes[keep]
-    opt_weight = opt_weight[keep]
-    price = np.where(opt_spot == 1, spot_price[opt_row], od_price[opt_row])
-    wall = grid.wall_hours[opt_cell]
-    cost = opt_nodes * grid.billed_hours[opt_cell] * price
+        found.append((family_first[f_index], explain.MODEL, n_index, -1, np.nan, family_rows[f_index]))
+    return found
 
-    everything = np.ones(len(opt_row), dtype=bool)
-    within_deadline = wall <= deadline_hours if deadline_hours is not None else everything
-    within_budget = cost <= budget_usd if budget_usd is not None else everything
+
+def _constraint_exclusions(
+    options: _Options, grid: CostGrid, request: RankRequest
+) -> tuple[_Options, list[_Exclusion], BoolArray, BoolArray]:
+    """Drop options the model cannot run or spot never finishes; mark those over the deadline or the budget.
+
+    Returns the modelled options, their exclusion entries, and the deadline and budget masks over them.
+    """
+    import numpy as np
+
+    modelled = grid.modelled[options.cell]
+    never = modelled & ~grid.finishes[options.cell]
+    o = options
+    found: list[_Exclusion] = [
+        (o.row[never], explain.SPOT_NEVER, o.nodes[never], o.spot[never], np.nan, o.weight[never])
+    ]
+    kept = options.take((modelled & ~never).nonzero()[0])
+    everything = np.ones(len(kept.row), dtype=bool)
+    within_deadline = kept.wall <= request.deadline_hours if request.deadline_hours is not None else everything
+    within_budget = kept.cost <= request.budget_usd if request.budget_usd is not None else everything
     late = ~within_deadline
     over = within_deadline & ~within_budget
-    ex.append((opt_row[late], explain.DEADLINE, opt_nodes[late], opt_spot[late], wall[late], opt_weight[late]))
-    ex.append((opt_row[over], explain.BUDGET, opt_nodes[over], opt_spot[over], cost[over], opt_weight[over]))
-    ok = within_deadline & within_budget
+    found.append(
+        (kept.row[late], explain.DEADLINE, kept.nodes[late], kept.spot[late], kept.wall[late], kept.weight[late])
+    )
+    found.append(
+        (kept.row[over], explain.BUDGET, kept.nodes[over], kept.spot[over], kept.cost[over], kept.weight[over])
+    )
+    return kept, found, within_deadline, within_budget
+
+
+def _select_and_order(
+    options: _Options, ok: BoolArray, fams: Families, rows: _Rows, request: RankRequest
+) -> tuple[IntArray, BoolArray]:
+    """The options shown, in order, and which are on the cost-time Pareto front.
+
+    One option per family, region, node count and pricing (the cheapest, then fastest, spot bucket's row); ordered by
+    cost, time or cost x time, ties by time/cost, then on-demand first, fewer nodes, catalog position.
+    """
+    import numpy as np
+
+    o = options
+    sel = ok.nonzero()[0]
+    group = (
+        (fams.code[o.row[sel]] * rows.n_regions + rows.region_codes[o.row[sel]]) * (request.max_nodes + 1)
+        + o.nodes[sel]
+    ) * 2 + o.spot[sel]
+    order = np.lexsort((o.wall[sel], o.cost[sel], group))
+    first_of_group = np.ones(len(order), dtype=bool)
+    first_of_group[1:] = group[order][1:] != group[order][:-1]
+    sel = sel[np.sort(order[first_of_group])]
+    tie = (o.row[sel], o.nodes[sel], o.spot[sel])
+    keys = {
+        "cost": (*tie, o.wall[sel], o.cost[sel]),
+        "time": (*tie, o.cost[sel], o.wall[sel]),
+        "cost-time": (*tie, o.wall[sel], o.cost[sel], o.cost[sel] * o.wall[sel]),
+    }[request.by]
+    sel = sel[np.lexsort(keys)]
+    pareto = pareto_mask(o.cost[sel], o.wall[sel])
+    if request.top is not None:
+        sel, pareto = sel[: request.top], pareto[: request.top]
+    return sel, pareto
+
+
+def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimator: Estimator) -> RankResult:
+    """Price ``workload`` on every offering of ``offers`` and configuration (1..``request.max_nodes`` instances).
+
+    ``offers`` is already filtered (every zone, catalog order); the result carries no catalog date or filter
+    notes, which the caller adds. Raises InputError only when every configuration fails on the same bad input.
+    """
+    assumptions = explain.assumptions_for(workload, request)
+    if offers.empty:
+        return empty_result(assumptions, None, "the catalog holds no offerings", [], _no_exclusions())
+
+    fams = families(offers)
+    model = model_grid(fams, estimator, workload, request.precision, request.max_nodes, request.model.as_kwargs())
+    grid = cost_grid(
+        fams,
+        model,
+        startup_overhead_hours=request.startup_overhead_hours,
+        checkpoint_interval_hours=request.checkpoint_interval_hours,
+        restart_overhead_hours=request.restart_overhead_hours,
+        default_interruption_rate=request.interruption_rate,
+    )
+    rows = _rows(offers)
+    options = _options(_zone_representatives(rows, fams, request.pricing), fams, rows, grid)
+    found = _unpriced_exclusions(rows, fams, model.reasons, request.pricing)
+    options, more, within_deadline, within_budget = _constraint_exclusions(options, grid, request)
+    found += more
     excluded = explain.summarise_exclusions(
-        ex,
+        found,
         fams.code,
         fams.provider,
         fams.instance_type,
         fams.gpu,
         fams.gpu_count,
         model.reasons,
-        deadline_hours,
-        budget_usd,
-        max_nodes,
+        request.deadline_hours,
+        request.budget_usd,
+        request.max_nodes,
     )
+    ok = within_deadline & within_budget
     if not ok.any():
+        import numpy as np
+
+        everything = np.ones(len(ok), dtype=bool)
         message = explain.explain_empty(
             offers,
             everything,
             within_deadline,
             within_budget,
-            wall,
-            cost,
-            opt_row,
-            opt_nodes,
-            opt_spot,
-            _best(everything, wall),
-            _best(everything, cost),
-            deadline_hours,
-            budget_usd,
+            options.wall,
+            options.cost,
+            options.row,
+            options.nodes,
+            options.spot,
+            _best(everything, options.wall),
+            _best(everything, options.cost),
+            request.deadline_hours,
+            request.budget_usd,
             excluded,
         )
-        return empty_result(assumptions, catalog_as_of, message, notes, excluded)
+        return empty_result(assumptions, None, message, [], excluded)
 
-    # One option per family, region, node count and pricing: the cheapest (then fastest) spot bucket's row.
-    sel = ok.nonzero()[0]
-    group = (
-        (fams.code[opt_row[sel]] * n_regions + region_codes[opt_row[sel]]) * (max_nodes + 1) + opt_nodes[sel]
-    ) * 2 + opt_spot[sel]
-    order = np.lexsort((wall[sel], cost[sel], group))
-    first_of_group = np.ones(len(order), dtype=bool)
-    first_of_group[1:] = group[order][1:] != group[order][:-1]
-    sel = sel[np.sort(order[first_of_group])]
-
-    # Order by cost, time or cost x time; ties by time/cost, then on-demand first, fewer nodes, catalog position.
-    tie = (opt_row[sel], opt_nodes[sel], opt_spot[sel])
-    keys = {
-        "cost": (*tie, wall[sel], cost[sel]),
-        "time": (*tie, cost[sel], wall[sel]),
-        "cost-time": (*tie, wall[sel], cost[sel], cost[sel] * wall[sel]),
-    }[by]
-    sel = sel[np.lexsort(keys)]
-    pareto = pareto_mask(cost[sel], wall[sel])
-    if top is not None:
-        sel, pareto = sel[:top], pareto[:top]
-
+    sel, pareto = _select_and_order(options, ok, fams, rows, request)
+    chosen = options.take(sel)
     table, details = _table(
         offers,
         fams,
         grid,
-        opt_row[sel],
-        opt_cell[sel],
-        price[sel],
+        chosen.row,
+        chosen.cell,
+        chosen.price,
         pareto,
-        np.asarray(region_index, dtype=object)[region_codes[opt_row[sel]]],
-        bucket[opt_row[sel]],
-        default_interruption_rate,
+        rows.region_names.to_numpy(dtype=object)[rows.region_codes[chosen.row]],
+        rows.bucket[chosen.row],
+        request.interruption_rate,
     )
     return RankResult(
         table=table,
         excluded=excluded,
         assumptions=assumptions,
-        catalog_as_of=catalog_as_of,
+        catalog_as_of=None,
         details=details,
         message=None,
-        notes=notes,
+        notes=[],
     )
+
+
+def _no_exclusions() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(columns=list(EXCLUDED_COLUMNS))
 
 
 def _table(
@@ -551,7 +412,7 @@ def _table(
         },
         columns=list(TABLE_COLUMNS),
     )
-    billing_notes = np.array([BILLING_NOTE.get(str(p), "per second") for p in fams.provider], dtype=object)
+    billing_notes = np.array([billing_note(str(p)) for p in fams.provider], dtype=object)
     details = pd.DataFrame(
         {
             "pricing": pricing,

@@ -15,12 +15,14 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
 
+from planner import checks
 from planner._data import data_dir
+from planner.catalog.schema import INTERCONNECTS
 from planner.errors import InputError
 from planner.hardware import PRECISIONS, GpuSpec, lookup, resolve_gpu
-from planner.perf.workloads import Workload, get_workload
+from planner.perf.options import ModelOptions
+from planner.perf.workloads import Workload, resolve_workload
 
-INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 GIB = 1024.0**3
 # Memory a framework cannot use for the model: CUDA context, cuBLAS/NCCL workspaces (about 1.5 GiB), plus
 # about 8% lost to allocator fragmentation (PyTorch CUDA caching allocator practice).
@@ -121,10 +123,10 @@ class Estimate:
 def _check_precision(spec: GpuSpec, precision: str, notes: list[str]) -> str:
     key = str(precision).strip().lower()
     if key not in PRECISIONS:
-        raise InputError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        raise InputError(f"must be one of {', '.join(PRECISIONS)}, got {precision!r}", field="precision")
     if key == "fp8" and not spec.supports("fp8"):
         raise InputError(
-            f"--precision fp8 is not supported on {spec.id} (needs Ada, Hopper or newer); use bf16 or fp16"
+            f"fp8 is not supported on {spec.id} (needs Ada, Hopper or newer); use bf16 or fp16", field="precision"
         )
     if key == "bf16" and not spec.supports("bf16"):
         notes.append(f"{spec.id} has no BF16: estimated with FP16 mixed precision (same tensor-core peak)")
@@ -564,30 +566,19 @@ def estimate(
     measured = options.pop("measured", None)
     measured_on = options.pop("measured_on", None)
     efficiency = options.pop("efficiency", None)
-    if "tokens" in options:
-        options["work"] = options.pop("tokens")
-    wl = get_workload(workload, **options)
+    wl = resolve_workload(workload, **options)
     if isinstance(gpu, GpuSpec):
         spec, gpu_note = gpu, None
     else:
         resolution = lookup(str(gpu))
         spec, gpu_note = resolution.spec, resolution.note
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus <= 0:
-        raise InputError(f"--gpus must be a positive integer, got {gpus!r}")
-    if gpus_per_node is not None and (not isinstance(gpus_per_node, int) or gpus_per_node <= 0):
-        raise InputError(f"--gpus-per-node must be a positive integer, got {gpus_per_node!r}")
-    if interconnect is not None and interconnect not in INTERCONNECTS:
-        raise InputError(f"--interconnect must be one of {', '.join(INTERCONNECTS)}, got {interconnect!r}")
-    if network_gbps is not None and not network_gbps > 0:
-        raise InputError(f"--network-gbps must be positive, got {network_gbps!r}")
-    if efficiency is not None and not 0 < efficiency <= 1:
-        raise InputError(f"--efficiency must be a fraction in (0, 1] (e.g. 0.3 for 30% MFU), got {efficiency!r}")
-    if (measured is None) != (measured_on is None):
-        raise InputError("--measured and --measured-on go together (e.g. --measured 1000 --measured-on A100:1)")
-    if measured is not None and efficiency is not None:
-        raise InputError("give either --measured/--measured-on or --efficiency, not both")
-    if measured is not None and not measured > 0:
-        raise InputError(f"--measured must be a positive throughput, got {measured!r}")
+    gpus = checks.whole("gpus", gpus)
+    gpus_per_node = checks.optional_whole("gpus_per_node", gpus_per_node)
+    if interconnect is not None:
+        checks.choice("interconnect", interconnect, INTERCONNECTS)
+    network_gbps = checks.optional_number("network_gbps", network_gbps)
+    # The same checks as every other entry point (one wording): ModelOptions validates the user's evidence.
+    ModelOptions(measured=measured, measured_on=measured_on, efficiency=efficiency)
     cached = _estimate(
         wl,
         spec,
@@ -610,9 +601,11 @@ def _parse_measured_on(text: str) -> tuple[GpuSpec, int]:
     try:
         gpus = int(count) if count else 1
     except ValueError:
-        raise InputError(f"--measured-on must look like GPU or GPU:COUNT (e.g. A100-80GB:8), got {text!r}") from None
+        raise InputError(
+            f"must look like GPU or GPU:COUNT (e.g. A100-80GB:8), got {text!r}", field="measured_on"
+        ) from None
     if gpus <= 0:
-        raise InputError(f"--measured-on GPU count must be positive, got {text!r}")
+        raise InputError(f"needs a positive GPU count, got {text!r}", field="measured_on")
     return resolve_gpu(name), gpus
 
 

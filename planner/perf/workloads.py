@@ -7,9 +7,11 @@ A workload says what one unit of work costs (FLOPs, bytes moved, memory) and how
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from planner import checks
 from planner.errors import InputError
 
 KINDS = ("cnn", "encoder", "decoder")
@@ -17,7 +19,7 @@ MODES = ("pretrain", "finetune", "lora")
 STACKS = ("typical", "tuned")
 STACK_HELP = (
     "typical: PyTorch FSDP/DDP, DeepSpeed or Composer, what most teams run. tuned: NVIDIA's Megatron-Core/NeMo "
-    "recipes (fused kernels, CUDA graphs, overlapped communication). Transformers only."
+    "recipes (fused kernels, CUDA graphs, overlapped communication)."
 )
 UNITS = {"images": "images/s", "sequences": "sequences/s", "tokens": "tokens/s"}
 
@@ -60,37 +62,34 @@ class Workload:
     stack: str = "typical"
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise InputError(f"workload kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.mode not in MODES:
-            raise InputError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.work_unit not in UNITS:
-            raise InputError(f"work unit must be one of {', '.join(UNITS)}, got {self.work_unit!r}")
-        if not self.params > 0:
-            raise InputError(f"--params must be a positive number of parameters, got {self.params!r}")
+        checks.choice("kind", self.kind, KINDS)
+        checks.choice("mode", self.mode, MODES)
+        checks.choice("work_unit", self.work_unit, tuple(UNITS))
+        checks.choice("stack", self.stack, STACKS)
+        object.__setattr__(self, "params", checks.number("params", self.params, what="a positive parameter count"))
         if self.kind != "cnn":
-            for field, value in (("--layers", self.layers), ("--hidden", self.hidden), ("--seq-len", self.seq_len)):
-                if value <= 0:
-                    raise InputError(f"{field} must be a positive integer for a transformer, got {value!r}")
-            if self.heads < 0 or self.vocab < 0:
-                raise InputError("--heads and --vocab must be positive integers")
+            for name in ("layers", "hidden", "seq_len"):
+                object.__setattr__(self, name, checks.whole(name, getattr(self, name)))
+            # 0 heads or vocabulary means "not given" for a custom transformer.
+            for name in ("heads", "vocab"):
+                object.__setattr__(self, name, checks.whole(name, getattr(self, name), least=0))
             if self.heads and self.hidden % self.heads:
-                raise InputError(f"--hidden ({self.hidden}) must be divisible by --heads ({self.heads})")
-        if self.work is not None and not self.work > 0:
-            raise InputError(f"--tokens (amount of work) must be positive, got {self.work!r}")
-        for field, batch in (("--batch-per-gpu", self.batch_per_gpu), ("--global-batch", self.global_batch)):
-            if batch is not None and batch <= 0:
-                raise InputError(f"{field} must be a positive integer, got {batch!r}")
+                raise InputError(
+                    f"({self.hidden}) must be divisible by heads ({self.heads})", field="hidden", related=("heads",)
+                )
+        object.__setattr__(self, "work", checks.optional_number("work", self.work))
+        for name in ("batch_per_gpu", "global_batch"):
+            object.__setattr__(self, name, checks.optional_whole(name, getattr(self, name)))
         if self.batch_per_gpu and self.global_batch and self.global_batch < self.batch_per_gpu:
             raise InputError(
-                f"--global-batch ({self.global_batch}) must be at least --batch-per-gpu ({self.batch_per_gpu})"
+                f"({self.global_batch}) must be at least batch_per_gpu ({self.batch_per_gpu})",
+                field="global_batch",
+                related=("batch_per_gpu",),
             )
-        if self.stack not in STACKS:
-            raise InputError(f"--stack must be one of {', '.join(STACKS)}, got {self.stack!r}")
         if self.stack != "typical" and self.kind == "cnn":
-            raise InputError("--stack tuned applies to transformer workloads only; drop it for CNNs")
+            raise InputError("tuned applies to transformer workloads only; drop it for CNNs", field="stack")
         if self.mode != "pretrain" and self.kind == "cnn":
-            raise InputError("--mode finetune|lora applies to transformer workloads only; use --mode pretrain")
+            raise InputError(f"{self.mode} applies to transformer workloads only; use pretrain", field="mode")
 
     @property
     def software_text(self) -> str:
@@ -99,12 +98,12 @@ class Workload:
             return "software: NVIDIA DeepLearningExamples-class PyTorch training"
         if self.stack == "tuned":
             return (
-                "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); --stack typical for "
+                "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); the typical stack is "
                 "PyTorch FSDP/DeepSpeed"
             )
         return (
             "software: a typical PyTorch FSDP/DDP or DeepSpeed stack (NVIDIA's tuned Megatron-Core/NeMo recipes run "
-            "faster: --stack tuned)"
+            "faster: stack tuned)"
         )
 
     @property
@@ -232,41 +231,112 @@ def workload_names() -> list[str]:
     return [*WORKLOADS, CUSTOM]
 
 
-def get_workload(name_or_workload: str | Workload, **overrides: Any) -> Workload:
-    """A preset by name (case-insensitive) or the given Workload, with ``overrides`` (None values ignored).
+# The one alias table for the amount of work: a keyword -> the work units it may name (None: any unit).
+WORK_ALIASES: dict[str, tuple[str, ...] | None] = {
+    "work": None,
+    "tokens": ("tokens",),
+    "images": ("images",),
+    "sequences": ("sequences",),
+    "samples": ("images", "sequences"),
+}
+# The fields a user may set on a preset (the rest describe the preset itself).
+USER_FIELDS = (
+    "params",
+    "layers",
+    "hidden",
+    "heads",
+    "vocab",
+    "seq_len",
+    "mode",
+    "stack",
+    "batch_per_gpu",
+    "global_batch",
+)
 
-    ``transformer`` builds a custom decoder and needs ``layers``, ``hidden`` and ``seq_len``; ``params`` defaults
-    to ``12 L h^2 + V h``.
+
+def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(workload fields and work aliases, everything else) from one bag of keyword arguments."""
+    names = {f.name for f in dataclasses.fields(Workload)} | set(WORK_ALIASES)
+    fields = {k: v for k, v in options.items() if k in names}
+    rest = {k: v for k, v in options.items() if k not in names}
+    return fields, rest
+
+
+def resolve_workload(name_or_workload: str | Workload, **fields: Any) -> Workload:
+    """The one way from what a user gave to a Workload: a preset name (case-insensitive), ``transformer`` or a
+    Workload, with ``fields`` (None values ignored) applied.
+
+    The amount of work may be given as ``work`` or under the name of the workload's unit (``tokens``, ``images``,
+    ``sequences``; ``samples`` for images or sequences); a unit that does not match the workload is an error, never
+    silently read as another unit. ``transformer`` builds a custom decoder and needs ``layers`` and ``hidden``;
+    ``params`` defaults to ``12 L h^2 + V h``.
     """
-    given = {key: value for key, value in overrides.items() if value is not None}
+    given = {key: value for key, value in fields.items() if value is not None}
+    aliases = [key for key in WORK_ALIASES if key in given]
+    if len(aliases) > 1:
+        raise InputError(
+            f"gives the amount of work a second time; give only {aliases[0]}", field=aliases[1], related=(aliases[0],)
+        )
+    alias = aliases[0] if aliases else None
+    work = given.pop(alias) if alias else None
     unknown = set(given) - {f.name for f in dataclasses.fields(Workload)}
     if unknown:
-        raise InputError(f"unknown workload field(s) {', '.join(sorted(unknown))}")
+        first = sorted(unknown)[0]
+        raise checks.unknown(first, "workload option", first, [*USER_FIELDS, *WORK_ALIASES])
+    if "heads" in given:
+        checks.whole("heads", given["heads"])
+    built = _build(name_or_workload, given)
+    if alias is not None:
+        units = WORK_ALIASES[alias]
+        if units is not None and built.work_unit not in units:
+            raise InputError(
+                f"does not apply to {built.name}, which counts its work in {built.work_unit}; give "
+                f"{built.work_unit}= (or work=)",
+                field=alias,
+            )
+        built = dataclasses.replace(built, work=checks.number(alias, work))
+    return built
+
+
+def get_workload(name_or_workload: str | Workload, **overrides: Any) -> Workload:
+    """``resolve_workload`` under its earlier name."""
+    return resolve_workload(name_or_workload, **overrides)
+
+
+def _build(name_or_workload: str | Workload, given: dict[str, Any]) -> Workload:
     if isinstance(name_or_workload, Workload):
         return dataclasses.replace(name_or_workload, **given) if given else name_or_workload
-    key = str(name_or_workload).strip().lower()
+    if not isinstance(name_or_workload, str):
+        raise InputError(
+            f"must be a preset name or a Workload, got {type(name_or_workload).__name__}", field="workload"
+        )
+    key = name_or_workload.strip().lower()
     if key == CUSTOM:
-        missing = [flag for flag, field in (("--layers", "layers"), ("--hidden", "hidden")) if field not in given]
+        missing = [name for name in ("layers", "hidden") if name not in given]
         if missing:
-            raise InputError(f"--workload transformer needs {' and '.join(missing)} (and optionally --params, --heads)")
-        layers, hidden = int(given["layers"]), int(given["hidden"])
+            raise InputError(
+                f"transformer needs {' and '.join(missing)} (and optionally params, heads)",
+                field="workload",
+                related=("layers", "hidden", "params", "heads"),
+            )
+        layers, hidden = checks.whole("layers", given["layers"]), checks.whole("hidden", given["hidden"])
         given.setdefault("vocab", 32000)
         given.setdefault("seq_len", 2048)
         given.setdefault("heads", max(1, hidden // 128) if hidden % 128 == 0 else 0)
-        given.setdefault("params", transformer_params(layers, hidden, int(given["vocab"])))
+        given.setdefault("params", transformer_params(layers, hidden, checks.whole("vocab", given["vocab"])))
         given.setdefault("name", CUSTOM)
         given.setdefault("kind", "decoder")
         given.setdefault("work_unit", "tokens")
         return Workload(**given)
     preset = WORKLOADS.get(key)
     if preset is None:
-        raise InputError(f"unknown workload {name_or_workload!r}; known: {', '.join(workload_names())}")
+        raise checks.unknown("workload", "workload", name_or_workload, workload_names(), shown=20)
     if preset.kind == "cnn":
         shaped = sorted({"layers", "hidden", "heads", "vocab", "seq_len"} & set(given))
         if shaped:
-            flags = ", ".join("--" + name.replace("_", "-") for name in shaped)
-            raise InputError(f"{flags} do(es) not apply to the CNN workload {preset.name}; drop them")
+            raise InputError(f"does not apply to the CNN workload {preset.name}; drop it", field=shaped[0])
     elif ("layers" in given or "hidden" in given) and "params" not in given:
-        layers, hidden = int(given.get("layers", preset.layers)), int(given.get("hidden", preset.hidden))
-        given["params"] = transformer_params(layers, hidden, int(given.get("vocab", preset.vocab)))
+        layers = checks.whole("layers", given.get("layers", preset.layers))
+        hidden = checks.whole("hidden", given.get("hidden", preset.hidden))
+        given["params"] = transformer_params(layers, hidden, checks.whole("vocab", given.get("vocab", preset.vocab)))
     return dataclasses.replace(preset, **given) if given else preset

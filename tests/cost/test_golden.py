@@ -13,7 +13,8 @@ import pytest
 
 from cost.fakes import FakeEstimator, small_catalog
 from planner import report
-from planner.cost.rank import TABLE_COLUMNS, rank
+from planner.api import rank
+from planner.cost.result import TABLE_COLUMNS
 from planner.errors import InputError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "cost"

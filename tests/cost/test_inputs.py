@@ -9,8 +9,7 @@ import pytest
 from factories import make_offer
 
 from cost.fakes import FakeEstimator, small_catalog
-from planner.cost.compare import compare
-from planner.cost.rank import rank
+from planner.api import compare, rank
 from planner.errors import InputError, StaleCatalogError
 
 
@@ -22,21 +21,21 @@ def _rank(**options: Any) -> Any:
 @pytest.mark.parametrize(
     ("options", "names"),
     [
-        ({"pricing": "cheap"}, "--pricing"),
-        ({"by": "price"}, "--by"),
-        ({"max_nodes": 0}, "--max-nodes"),
-        ({"max_nodes": 65}, "--max-nodes must be at most 64"),
-        ({"max_nodes": 1.5}, "--max-nodes"),
-        ({"top": 0}, "--top"),
-        ({"deadline_hours": -1.0}, "--deadline-hours"),
-        ({"budget_usd": 0.0}, "--budget-usd"),
-        ({"checkpoint_interval_hours": 0.0}, "--checkpoint-interval-hours"),
-        ({"precision": "int4"}, "--precision"),
-        ({"provider": "oracle"}, "--provider"),
-        ({"region": "us-east-9"}, "--region"),
+        ({"pricing": "cheap"}, "pricing"),
+        ({"by": "price"}, "by"),
+        ({"max_nodes": 0}, "max_nodes"),
+        ({"max_nodes": 65}, "max_nodes must be at most 64"),
+        ({"max_nodes": 1.5}, "max_nodes"),
+        ({"top": 0}, "top"),
+        ({"deadline_hours": -1.0}, "deadline_hours"),
+        ({"budget_usd": 0.0}, "budget_usd"),
+        ({"checkpoint_interval_hours": 0.0}, "checkpoint_interval_hours"),
+        ({"precision": "int4"}, "precision"),
+        ({"provider": "oracle"}, "provider"),
+        ({"region": "us-east-9"}, "region"),
         ({"gpu": "H1000"}, "H1000"),
-        ({"instance_type": "p9.huge"}, "--instance"),
-        ({"tokens": -5.0}, "--tokens"),
+        ({"instance_type": "p9.huge"}, "instance_type"),
+        ({"tokens": -5.0}, "tokens"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_field(options: dict[str, Any], names: str) -> None:
@@ -86,7 +85,7 @@ def test_deadline_and_budget_each_possible_but_not_together() -> None:
 
 def test_filters_that_match_nothing_say_so() -> None:
     result = _rank(gpu="T4")
-    assert result.message == "no offering in the catalog matches --gpu T4"
+    assert result.message == "no offering matches gpu T4"
 
 
 def test_nothing_fits_says_why() -> None:
@@ -103,7 +102,7 @@ def test_fp8_on_a_gpu_without_it_is_an_exclusion_with_the_reason() -> None:
 
 def test_an_input_error_from_every_configuration_is_raised() -> None:
     def broken(*args: Any, **kwargs: Any) -> Any:
-        raise InputError("--efficiency must be a fraction in (0, 1]")
+        raise InputError("must be a fraction in (0, 1]", field="efficiency")
 
     with pytest.raises(InputError, match="efficiency"):
         rank("llama-3-8b", catalog=small_catalog(), estimator=broken, tokens=1e9)
@@ -118,8 +117,9 @@ def test_stale_given_catalog_is_refused() -> None:
 
 
 def test_compare_needs_gpus_or_instances() -> None:
-    with pytest.raises(InputError, match="--gpu"):
+    with pytest.raises(InputError, match="gpus") as caught:
         compare("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator())
+    assert caught.value.field == "gpus"
 
 
 def test_compare_gives_the_best_of_each_choice_and_says_why_one_has_none() -> None:

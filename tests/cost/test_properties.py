@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cost.fakes import FakeEstimator
+from planner.api import rank
 from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS
 from planner.cost.lines import billed_hours, billing_steps
 from planner.cost.pareto import pareto_mask
-from planner.cost.rank import rank
 
 FAMILIES: list[dict[str, Any]] = [
     {"instance_type": "p5.48xlarge", "gpu": "H100-SXM", "gpu_count": 8.0, "network_gbps": 3200.0},

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 from factories import make_offer
 
-from planner.cost.rank import rank
+from planner.api import rank
 from planner.perf.model import estimate
 
 

@@ -75,7 +75,7 @@ def test_memory_grows_with_parameters(layers: int, hidden_units: int) -> None:
     tokens=st.floats(1e6, 1e12),
 )
 def test_time_equals_work_over_throughput(workload: str, gpu: str, gpus: int, tokens: float) -> None:
-    result = estimate(workload, gpu, gpus, "fp16", tokens=tokens)
+    result = estimate(workload, gpu, gpus, "fp16", work=tokens)
     assert result.work == pytest.approx(tokens)
     assert result.time_to_solution_hours == pytest.approx(tokens / result.throughput / 3600.0, rel=1e-9)
     assert result.throughput_low < result.throughput < result.throughput_high
@@ -146,19 +146,19 @@ def test_bf16_on_a_gpu_without_it_falls_back_to_fp16_with_a_note() -> None:
     ("kwargs", "field"),
     [
         ({"workload": "mpt-7b", "gpu": "V100", "precision": "fp8"}, "fp8"),
-        ({"workload": "mpt-7b", "gpu": "H100", "gpus": 0}, "--gpus"),
-        ({"workload": "mpt-7b", "gpu": "H100", "gpus": -3}, "--gpus"),
-        ({"workload": "mpt-7b", "gpu": "H100", "precision": "int4"}, "--precision"),
+        ({"workload": "mpt-7b", "gpu": "H100", "gpus": 0}, "gpus"),
+        ({"workload": "mpt-7b", "gpu": "H100", "gpus": -3}, "gpus"),
+        ({"workload": "mpt-7b", "gpu": "H100", "precision": "int4"}, "precision"),
         ({"workload": "nope", "gpu": "H100"}, "unknown workload"),
         ({"workload": "mpt-7b", "gpu": "H900"}, "unknown GPU"),
-        ({"workload": "mpt-7b", "gpu": "H100", "seq_len": 0}, "--seq-len"),
-        ({"workload": "mpt-7b", "gpu": "H100", "interconnect": "ethernet"}, "--interconnect"),
-        ({"workload": "mpt-7b", "gpu": "H100", "efficiency": 1.5}, "--efficiency"),
-        ({"workload": "mpt-7b", "gpu": "H100", "measured": 100.0}, "--measured"),
-        ({"workload": "resnet50", "gpu": "H100", "seq_len": 128}, "--seq-len"),
-        ({"workload": "transformer", "gpu": "H100", "hidden": 1024}, "--layers"),
-        ({"workload": "mpt-7b", "gpu": "H100", "batch_per_gpu": 8, "global_batch": 4}, "--global-batch"),
-        ({"workload": "resnet50", "gpu": "H100", "mode": "lora"}, "--mode"),
+        ({"workload": "mpt-7b", "gpu": "H100", "seq_len": 0}, "seq_len"),
+        ({"workload": "mpt-7b", "gpu": "H100", "interconnect": "ethernet"}, "interconnect"),
+        ({"workload": "mpt-7b", "gpu": "H100", "efficiency": 1.5}, "efficiency"),
+        ({"workload": "mpt-7b", "gpu": "H100", "measured": 100.0}, "measured"),
+        ({"workload": "resnet50", "gpu": "H100", "seq_len": 128}, "seq_len"),
+        ({"workload": "transformer", "gpu": "H100", "hidden": 1024}, "layers"),
+        ({"workload": "mpt-7b", "gpu": "H100", "batch_per_gpu": 8, "global_batch": 4}, "global_batch"),
+        ({"workload": "resnet50", "gpu": "H100", "mode": "lora"}, "mode"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_field(kwargs: dict[str, object], field: str) -> None:
@@ -211,3 +211,37 @@ def test_small_micro_batches_are_launch_bound_large_ones_compute_bound() -> None
     assert step_s(2) == pytest.approx(floor, rel=1e-6)
     assert step_s(256) > 4 * floor
     assert step_s(512) == pytest.approx(2 * step_s(256), rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("workload", "alias", "ok"),
+    [
+        ("resnet50", "images", True),
+        ("resnet50", "tokens", False),
+        ("resnet50", "sequences", False),
+        ("resnet50", "samples", True),
+        ("bert-base", "sequences", True),
+        ("bert-base", "tokens", False),
+        ("llama-3-8b", "tokens", True),
+        ("llama-3-8b", "images", False),
+        ("llama-3-8b", "work", True),
+    ],
+)
+def test_the_amount_of_work_is_named_in_the_workloads_own_unit(workload: str, alias: str, ok: bool) -> None:
+    """One alias table for every entry point: a unit that does not match the workload is refused, never reread."""
+    from planner.api import rank
+    from planner.perf.workloads import resolve_workload
+
+    if ok:
+        assert resolve_workload(workload, **{alias: 1e6}).total_work() == 1e6
+        assert estimate(workload, "A100-80GB", 8, "fp16", **{alias: 1e6}).work == 1e6
+        return
+    for call in (
+        lambda: resolve_workload(workload, **{alias: 1e6}),
+        lambda: estimate(workload, "A100-80GB", 8, "fp16", **{alias: 1e6}),
+        lambda: rank(workload, **{alias: 1e6}),
+    ):
+        with pytest.raises(InputError) as caught:
+            call()
+        assert caught.value.field == alias
+        assert "counts its work in" in str(caught.value)

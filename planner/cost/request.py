@@ -1,0 +1,140 @@
+"""What a ranking is asked for, and the seam to the performance model: a validated request, an estimator protocol.
+
+``RankRequest`` names fields, never CLI flags: a bad value raises InputError with ``field`` set to the field's name
+(``deadline_hours``), which the CLI rewords as its flag. The estimator is anything shaped like
+``planner.perf.model.estimate``; ranking reads only the fields of ``ConfigAnswer`` from its answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Protocol
+
+from planner import checks
+from planner.errors import InputError
+from planner.perf.options import ModelOptions
+
+if TYPE_CHECKING:
+    from planner.perf.workloads import Workload
+
+PRICINGS = ("both", "on-demand", "spot")
+ORDERS = ("cost", "time", "cost-time")
+# Options grow with offerings x node counts; beyond this many instances the catalog's network figures say little.
+MAX_NODES = 64
+# Default spot interruption rate per instance-hour where no better figure exists (see planner.cost.lines).
+_DEFAULT_RATE_FIELD = "default_interruption_rate"
+
+
+class ConfigAnswer(Protocol):
+    """What ranking reads from the performance model's answer for one configuration."""
+
+    @property
+    def fits_in_memory(self) -> bool: ...
+    @property
+    def why_not_fits(self) -> str | None: ...
+    @property
+    def min_gpus_to_fit(self) -> int | None: ...
+    @property
+    def throughput(self) -> float | None: ...
+    @property
+    def throughput_low(self) -> float | None: ...
+    @property
+    def throughput_high(self) -> float | None: ...
+    @property
+    def time_to_solution_hours(self) -> float | None: ...
+    @property
+    def energy_kwh(self) -> float | None: ...
+
+
+class Estimator(Protocol):
+    """The performance model as ranking calls it (``planner.perf.model.estimate`` is one)."""
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: str,
+        gpus: int,
+        precision: str,
+        *,
+        gpus_per_node: int | None = None,
+        interconnect: str | None = None,
+        network_gbps: float | None = None,
+        measured: float | None = None,
+        measured_on: str | None = None,
+        efficiency: float | None = None,
+    ) -> ConfigAnswer: ...
+
+
+@dataclass(frozen=True)
+class RankRequest:
+    """How to price and rank the options of one job; every field is checked when the request is made.
+
+    Times are hours, money USD per run. ``pricing``: both, on-demand or spot. ``by``: cost, time or cost-time.
+    ``max_nodes``: consider 1 to this many instances joined by their network. ``top``: keep the best ``top``.
+    Spot: a job stops when any of its instances is reclaimed, loses half a checkpoint interval of work and
+    ``restart_overhead_hours`` per interruption; ``default_interruption_rate`` (per instance-hour) applies where the
+    catalog has no interruption figure.
+    """
+
+    deadline_hours: float | None = None
+    budget_usd: float | None = None
+    pricing: str = "both"
+    max_nodes: int = 1
+    by: str = "cost"
+    top: int | None = None
+    precision: str = "bf16"
+    checkpoint_interval_hours: float = 1.0
+    restart_overhead_hours: float = 0.25
+    startup_overhead_hours: float = 0.25
+    default_interruption_rate: float | None = None
+    model: ModelOptions = field(default_factory=ModelOptions)
+
+    def __post_init__(self) -> None:
+        from planner.cost.lines import DEFAULT_INTERRUPTION_RATE
+        from planner.hardware import PRECISIONS
+
+        checks.choice("pricing", self.pricing, PRICINGS)
+        checks.choice("by", self.by, ORDERS)
+        checks.choice("precision", self.precision, PRECISIONS)
+        numbers = {
+            "deadline_hours": checks.optional_number("deadline_hours", self.deadline_hours),
+            "budget_usd": checks.optional_number("budget_usd", self.budget_usd),
+            "checkpoint_interval_hours": checks.number("checkpoint_interval_hours", self.checkpoint_interval_hours),
+            "restart_overhead_hours": checks.number(
+                "restart_overhead_hours", self.restart_overhead_hours, allow_zero=True
+            ),
+            "startup_overhead_hours": checks.number(
+                "startup_overhead_hours", self.startup_overhead_hours, allow_zero=True
+            ),
+            _DEFAULT_RATE_FIELD: checks.number(
+                _DEFAULT_RATE_FIELD,
+                DEFAULT_INTERRUPTION_RATE if self.default_interruption_rate is None else self.default_interruption_rate,
+                allow_zero=True,
+            ),
+            "max_nodes": checks.whole("max_nodes", self.max_nodes, most=MAX_NODES),
+            "top": checks.optional_whole("top", self.top),
+        }
+        for name, value in numbers.items():
+            object.__setattr__(self, name, value)
+        if not isinstance(self.model, ModelOptions):
+            raise InputError(f"must be ModelOptions, got {type(self.model).__name__}", field="model")
+
+    @property
+    def interruption_rate(self) -> float:
+        """The default spot interruption rate per instance-hour, with the default filled in."""
+        return float(self.default_interruption_rate or 0.0)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The names a caller may pass as keyword arguments (``model`` is built from its own three)."""
+        return tuple(f.name for f in fields(cls) if f.name != "model")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> tuple[RankRequest, dict[str, Any]]:
+        """A request from keyword arguments, and the arguments it did not take (workload fields and the like)."""
+        own = {k: v for k, v in options.items() if k in cls.field_names()}
+        model_names = {f.name for f in fields(ModelOptions)}
+        model = ModelOptions(**{k: v for k, v in options.items() if k in model_names})
+        rest = {k: v for k, v in options.items() if k not in own and k not in model_names}
+        return cls(**own, model=model), rest
