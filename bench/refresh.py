@@ -20,9 +20,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from planner.catalog.refresh import refresh  # noqa: E402
 from planner.catalog.store import CatalogStore  # noqa: E402
 from planner.providers.aws import AwsProvider  # noqa: E402
-from planner.providers.refresh import refresh  # noqa: E402
 
 # (type, GPU name, GPUs, MiB per GPU, vCPUs, MiB RAM, on-demand USD/h): shapes as DescribeInstanceTypes gives them.
 TYPES = [
@@ -130,7 +130,7 @@ def provider(latency: dict[str, float]) -> AwsProvider:
 
 def timed_refresh(latency: dict[str, float], store: CatalogStore) -> tuple[float, int]:
     started = time.perf_counter()
-    report = refresh("aws", regions=list(latency), store=store, clients={"aws": provider(latency)}, progress=False)
+    report = refresh("aws", regions=list(latency), store=store, clients={"aws": provider(latency)})
     elapsed = time.perf_counter() - started
     if report.exit_code != 0:
         raise SystemExit(f"refresh failed:\n{report.summary()}")

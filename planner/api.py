@@ -27,10 +27,10 @@ from planner.errors import InputError, StaleCatalogError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from planner.catalog.refresh import RefreshReport
     from planner.cost.result import RankResult
     from planner.perf.model import Estimate
     from planner.perf.workloads import Workload
-    from planner.providers.refresh import RefreshReport
 
 
 def _as_list(value: str | Sequence[str] | None) -> list[str]:
@@ -365,6 +365,6 @@ def refresh(
     **options: Any,
 ) -> RefreshReport:
     """Pull live catalogs from the cloud APIs into the store (needs the provider extras and credentials)."""
-    from planner.providers.refresh import refresh as _refresh
+    from planner.catalog.refresh import refresh as _refresh
 
     return _refresh(providers, regions=regions, store=store, **options)

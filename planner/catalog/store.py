@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner._data import data_dir
 from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION
-from planner.catalog.validate import Rejected, validate_rows
+from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ class CatalogStore:
     def write_snapshot(
         self,
         provider: str,
-        rows: Iterable[Mapping[str, Any]],
+        rows: Iterable[Mapping[str, Any]] | ValidationReport,
         *,
         source: str,
         as_of: str,
@@ -188,12 +188,15 @@ class CatalogStore:
     ) -> WriteResult | None:
         """Validate ``rows`` and store them as the provider's new current snapshot, atomically.
 
+        ``rows`` may be a ValidationReport from ``validate_rows`` (the refresh validates once, before deciding what
+        to carry over); its accepted rows are stored as they are.
+
         Rows of another provider are rejected. If no row survives validation, nothing changes and a
         ``CatalogError`` says why: an empty refresh never replaces a good catalog.
         """
         if provider not in PROVIDERS:
             raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
-        report = validate_rows(rows)
+        report = rows if isinstance(rows, ValidationReport) else validate_rows(rows)
         accepted = [row for row in report.accepted if row["provider"] == provider]
         rejected = report.rejected + [
             Rejected(

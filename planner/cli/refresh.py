@@ -3,10 +3,52 @@
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
-from typing import Annotated
+from types import TracebackType
+from typing import Annotated, Any
 
 import typer
+
+from planner.providers.base import ProgressHook
+
+
+class RichProgress(ProgressHook):
+    """A rich progress bar on stderr, one task per provider, advanced as regions finish."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(
+            TextColumn("{task.description:>6}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("regions"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        self._tasks: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> RichProgress:
+        self._bar.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._bar.stop()
+
+    def start(self, provider: str, total: int) -> None:
+        with self._lock:
+            self._tasks[provider] = self._bar.add_task(provider, total=total)
+
+    def advance(self, provider: str, region: str, ok: bool) -> None:
+        with self._lock:
+            task = self._tasks.get(provider)
+            if task is not None:
+                self._bar.update(task, advance=1)
 
 
 def refresh(
@@ -49,7 +91,11 @@ def refresh(
 
     if fmt not in ("table", "json"):
         raise InputError(f"--format must be table or json, got {fmt!r}")
-    result = run_refresh(provider or "all", regions=region or None, progress=progress)
+    if progress and sys.stderr.isatty():
+        with RichProgress() as bar:
+            result = run_refresh(provider or "all", regions=region or None, progress=bar)
+    else:
+        result = run_refresh(provider or "all", regions=region or None)
     print(result.summary(), file=sys.stderr)
     if fmt == "json":
         report.emit(report.to_json(result.to_dict()), output)

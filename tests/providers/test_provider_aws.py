@@ -336,7 +336,7 @@ def test_unreachable_feed_keeps_the_current_catalogs_buckets() -> None:
 
 
 def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_path: Any) -> None:
-    from planner.providers.refresh import refresh
+    from planner.catalog.refresh import refresh
 
     broken = instance_type("g5.2xlarge", "A10G", 0, 22888, 8, 32768)  # GPU type reporting 0 GPUs
     pricing = PricingEndpoint(
@@ -359,7 +359,6 @@ def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_
         regions=["us-east-1"],
         store=tmp_path / "c.sqlite",
         clients={"aws": aws_provider(aws.factory)},
-        progress=False,
     )
     outcome = report["aws"]
     reasons = {(r.instance_type, r.zone): r.reason for r in outcome.rejected}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import responses
+from conftest import CliRun
 from typer.testing import CliRunner
 
 from planner.cli.main import app
@@ -79,7 +80,7 @@ def test_partial_refresh_exits_3_and_prints_the_json_report(no_cloud_credentials
     assert kinds["azure"] == "live"
 
 
-def test_unknown_provider_is_bad_input() -> None:
-    result = CliRunner().invoke(app, ["catalog", "refresh", "--provider", "oracle"])
-    assert result.exit_code != 0
-    assert "--provider must be one of aws, gcp, azure or all, got 'oracle'" in str(result.exception) + result.stderr
+def test_unknown_provider_is_bad_input(cli: CliRun) -> None:
+    code, _out, err = cli("catalog", "refresh", "--provider", "oracle")
+    assert code == 2
+    assert err == "error: --provider must be one of aws, gcp, azure or all, got 'oracle'\n"

@@ -13,13 +13,13 @@ import pytest
 import requests
 import responses
 
+from planner.catalog.refresh import refresh
 from planner.catalog.schema import COLUMN_NAMES
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import validate_rows
 from planner.errors import MissingExtra
 from planner.providers import REGISTRY, provider_class, provider_names
 from planner.providers.base import Provider
-from planner.providers.refresh import refresh
 from providers import test_provider_aws as aws_tests
 from providers.provider_fakes import NOW, PricingEndpoint, StubbedAws, aws_provider, gcp_provider
 from providers.test_provider_azure import BASE, RetailPrices, _known
@@ -98,9 +98,7 @@ def test_fetch_yields_valid_rows_of_the_stored_schema(name: str, prices_api: Non
 def test_refresh_end_to_end_on_all_real_adapters(tmp_path: Path, prices_api: None) -> None:
     store = CatalogStore(tmp_path / "catalog.sqlite", seed=False)
     clients = {name: build() for name, build in DOUBLES.items()}
-    report = refresh(
-        "all", regions=["us-east-1", "us-central1", "eastus", "westus2"], store=store, clients=clients, progress=False
-    )
+    report = refresh("all", regions=["us-east-1", "us-central1", "eastus", "westus2"], store=store, clients=clients)
     assert report.exit_code == 0, report.summary()
     frame = store.read_current()
     assert set(frame["provider"]) == {"aws", "gcp", "azure"}
@@ -116,7 +114,7 @@ def test_refresh_end_to_end_on_all_real_adapters(tmp_path: Path, prices_api: Non
 
 def test_importing_the_providers_imports_no_cloud_sdk() -> None:
     code = (
-        "import sys, planner.providers, planner.providers.base, planner.providers.refresh, planner.providers.aws, "
+        "import sys, planner.providers, planner.providers.base, planner.catalog.refresh, planner.providers.aws, "
         "planner.providers.gcp, planner.providers.azure\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'google', 'azure', 'requests', "
         "'tenacity', 'pandas')]\n"
@@ -130,7 +128,7 @@ def test_sdk_loggers_stay_at_warning(tmp_path: Path) -> None:
     import logging
 
     logging.getLogger("botocore").setLevel(logging.DEBUG)
-    refresh("aws", regions=["us-east-1"], store=tmp_path / "c.sqlite", clients={"aws": _Unused()}, progress=False)
+    refresh("aws", regions=["us-east-1"], store=tmp_path / "c.sqlite", clients={"aws": _Unused()})
     assert logging.getLogger("botocore").level == logging.WARNING
 
 
@@ -167,8 +165,17 @@ def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         def isatty(self) -> bool:
             return True
 
+    from planner.cli.refresh import RichProgress
+
     screen = Terminal()
     monkeypatch.setattr(sys, "stderr", screen)
-    report = refresh("azure", regions=["eastus", "westus2"], store=tmp_path / "c.sqlite", clients={"azure": _azure()})
+    with RichProgress() as bar:
+        report = refresh(
+            "azure",
+            regions=["eastus", "westus2"],
+            store=tmp_path / "c.sqlite",
+            clients={"azure": _azure()},
+            progress=bar,
+        )
     assert report.exit_code == 0
     assert "azure" in screen.getvalue() and "2/2" in screen.getvalue()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from planner.catalog.refresh import refresh
 from planner.errors import MissingCredentials, MissingExtra
 from planner.providers import provider_class, provider_names
-from planner.providers.refresh import refresh
 
 pytestmark = pytest.mark.live
 
@@ -24,9 +24,7 @@ def test_live_refresh_of_one_region(name: str, tmp_path: Path) -> None:
         provider = provider_class(name).from_environment()
     except (MissingCredentials, MissingExtra) as exc:
         pytest.skip(str(exc))
-    report = refresh(
-        name, regions=[REGION[name]], store=tmp_path / "live.sqlite", clients={name: provider}, progress=False
-    )
+    report = refresh(name, regions=[REGION[name]], store=tmp_path / "live.sqlite", clients={name: provider})
     outcome = report[name]
     assert outcome.error is None, outcome.error
     assert outcome.failed_regions == ()

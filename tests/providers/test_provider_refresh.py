@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from factories import make_offer
 
+from planner.catalog.refresh import refresh, regions_for
 from planner.catalog.store import CatalogStore
 from planner.errors import MissingCredentials, MissingExtra
 from planner.providers.base import FetchResult, ProgressHook, Provider, RegionFailure
-from planner.providers.refresh import refresh, regions_for
 from planner.report import records
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,7 +104,7 @@ def test_all_providers_refresh(tmp_path: Path) -> None:
         "gcp",
         [make_offer(provider="gcp", region="us-central1", zone="", price_usd_per_hour=40.0, spot_interruption=None)],
     )
-    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, progress=False)
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp})
     assert report.exit_code == 0
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 51.0, ("eu-west-1", "euw1-az1"): 61.0}
     assert report["aws"].rows_written == 2 and report["aws"].carried_over == 0
@@ -120,7 +120,7 @@ def test_missing_credentials_for_one_provider_others_still_refresh(tmp_path: Pat
         "gcp",
         [make_offer(provider="gcp", region="us-central1", zone="", price_usd_per_hour=40.0, spot_interruption=None)],
     )
-    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, progress=False)
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp})
     assert report.exit_code == 3
     assert report["aws"].error == hint
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
@@ -132,7 +132,7 @@ def test_missing_credentials_for_one_provider_others_still_refresh(tmp_path: Pat
 def test_missing_extra_names_the_pip_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = _store(tmp_path)
     monkeypatch.setitem(sys.modules, "boto3", None)  # as if the aws extra were not installed
-    report = refresh("aws", store=store, progress=False)
+    report = refresh("aws", store=store)
     assert report.exit_code == 1
     assert report["aws"].error == "aws: the boto3 package is not installed; run: pip install 'gpu-planner[aws]'"
     assert isinstance(MissingExtra(report["aws"].error), MissingExtra)
@@ -145,7 +145,7 @@ def test_failed_region_keeps_its_previous_rows(tmp_path: Path) -> None:
         [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=52.0)],
         failures=[RegionFailure("eu-west-1", "ReadTimeoutError: Read timeout on endpoint URL")],
     )
-    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    report = refresh("aws", store=store, clients={"aws": aws})
     assert report.exit_code == 3
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 52.0, ("eu-west-1", "euw1-az1"): 60.0}
     frame = store.read_current()
@@ -158,7 +158,7 @@ def test_failed_region_keeps_its_previous_rows(tmp_path: Path) -> None:
 def test_region_subset_leaves_other_regions_alone(tmp_path: Path) -> None:
     store = _store(tmp_path)
     aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=49.0)])
-    report = refresh("all", regions=["us-east-1"], store=store, clients={"aws": aws}, progress=False)
+    report = refresh("all", regions=["us-east-1"], store=store, clients={"aws": aws})
     assert aws.asked == ["us-east-1"]
     assert report.exit_code == 0
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 49.0, ("eu-west-1", "euw1-az1"): 60.0}
@@ -186,7 +186,7 @@ def test_implausible_rows_are_rejected_one_by_one_and_reported(tmp_path: Path) -
             ),
         ],
     )
-    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    report = refresh("aws", store=store, clients={"aws": aws})
     reasons = {(r.instance_type, r.zone): r.reason for r in report["aws"].rejected}
     assert "price_usd_per_hour must be positive" in reasons[("p5.48xlarge", "use1-az2")]
     assert "implausibly low" in reasons[("p5.48xlarge", "use1-az3")]
@@ -202,7 +202,7 @@ def test_implausible_rows_are_rejected_one_by_one_and_reported(tmp_path: Path) -
 def test_nothing_valid_keeps_the_previous_snapshot(tmp_path: Path) -> None:
     store = _store(tmp_path)
     aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-1.0)])
-    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    report = refresh("aws", store=store, clients={"aws": aws})
     assert report.exit_code == 1
     assert "kept the previous catalog" in (report["aws"].error or "")
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
@@ -213,7 +213,7 @@ def test_every_region_failing_is_an_error_not_an_empty_catalog(tmp_path: Path) -
     aws = ScriptedProvider(
         "aws", [], failures=[RegionFailure("us-east-1", "HTTP 503"), RegionFailure("eu-west-1", "HTTP 503")]
     )
-    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    report = refresh("aws", store=store, clients={"aws": aws})
     assert (
         report["aws"].error
         == "aws: refresh produced no valid offering (2 of 2 regions failed); kept the previous catalog"
@@ -228,7 +228,7 @@ def test_unexpected_exception_in_one_provider_is_contained(tmp_path: Path) -> No
         "gcp",
         [make_offer(provider="gcp", region="us-central1", zone="", price_usd_per_hour=41.0, spot_interruption=None)],
     )
-    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, progress=False)
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp})
     assert report["aws"].error == "aws: KeyError: 'GpuInfo'"
     assert report["gcp"].written and report.exit_code == 3
 
@@ -246,7 +246,7 @@ _KILLED_WRITER = textwrap.dedent(
     import sys, time
     from planner.catalog.store import CatalogStore
     from planner.providers.base import FetchResult, Provider
-    from planner.providers.refresh import refresh
+    from planner.catalog.refresh import refresh
     from factories import make_offer
 
     class Pausing:
@@ -277,7 +277,7 @@ _KILLED_WRITER = textwrap.dedent(
 
     store = CatalogStore(sys.argv[1], seed=False)
     store._db = Pausing(store._db)
-    refresh("aws", store=store, clients={"aws": Big()}, progress=False)
+    refresh("aws", store=store, clients={"aws": Big()})
     """
 )
 
@@ -317,7 +317,7 @@ def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
             make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=62.0),
         ],
     )
-    report = refresh("aws", store=store, clients={"aws": aws}, progress=False)
+    report = refresh("aws", store=store, clients={"aws": aws})
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 62.0}
     assert (report["aws"].rows_written, report["aws"].carried_over, len(report["aws"].rejected)) == (1, 1, 1)
 
@@ -325,7 +325,7 @@ def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
 def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: Path) -> None:
     store = _store(tmp_path)
     ok = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=52.0)])
-    refresh("aws", regions=["us-east-1"], store=store, clients={"aws": ok}, progress=False)
+    refresh("aws", regions=["us-east-1"], store=store, clients={"aws": ok})
     info = next(s for s in store.current_snapshots() if s.provider == "aws")
     assert info.as_of > OLD  # eu-west-1 was not asked for: its rows keep their own as_of
     failing = ScriptedProvider(
@@ -333,7 +333,7 @@ def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: P
         [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=53.0)],
         failures=[RegionFailure("eu-west-1", "HTTP 503")],
     )
-    refresh("aws", store=store, clients={"aws": failing}, progress=False)
+    refresh("aws", store=store, clients={"aws": failing})
     info = next(s for s in store.current_snapshots() if s.provider == "aws")
     assert info.as_of == OLD  # eu-west-1 should have been renewed and still carries January's price
 
@@ -341,7 +341,7 @@ def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: P
 def test_a_region_of_no_cloud_is_bad_input(tmp_path: Path) -> None:
     from planner.errors import InputError
 
-    with pytest.raises(InputError, match=r"--region 'US East' is not a region code of aws, gcp, azure"):
-        refresh("all", regions=["us-east-1", "US East"], store=tmp_path / "c.sqlite", progress=False)
-    with pytest.raises(InputError, match=r"--region 'eastus' is not a region code of aws"):
-        refresh("aws", regions=["eastus"], store=tmp_path / "c.sqlite", progress=False)
+    with pytest.raises(InputError, match=r"^region 'US East' is not a region code of aws, gcp, azure"):
+        refresh("all", regions=["us-east-1", "US East"], store=tmp_path / "c.sqlite")
+    with pytest.raises(InputError, match=r"^region 'eastus' is not a region code of aws"):
+        refresh("aws", regions=["eastus"], store=tmp_path / "c.sqlite")

@@ -1,4 +1,7 @@
-"""Refresh the catalog from the clouds: fetch each provider, correct, validate and store it as one snapshot.
+"""Refresh the catalog from the clouds: fetch each provider, correct, validate once and store it as one snapshot.
+
+The orchestration belongs to the catalog (it decides what the store keeps); the providers only fetch, and the CLI
+draws progress through the ``ProgressHook`` it hands in.
 
 A provider that fails (no credentials, no SDK, every region down) keeps its previous snapshot and does not stop
 the others. Regions that failed, or were not asked for, keep their previous rows, so a partial refresh never
@@ -8,18 +11,15 @@ loses offerings.
 from __future__ import annotations
 
 import re
-import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from planner.catalog.store import CatalogStore
-from planner.catalog.validate import Rejected, validate_rows
+from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError, InputError, PlannerError
 from planner.providers import provider_class, provider_names
 from planner.providers.base import (
@@ -134,44 +134,6 @@ class RefreshReport:
         }
 
 
-class RichProgress(ProgressHook):
-    """A rich progress bar on stderr, one task per provider, advanced as regions finish."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._bar = Progress(
-            TextColumn("{task.description:>6}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("regions"),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-        )
-        self._tasks: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> RichProgress:
-        self._bar.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._bar.stop()
-
-    def start(self, provider: str, total: int) -> None:
-        with self._lock:
-            self._tasks[provider] = self._bar.add_task(provider, total=total)
-
-    def advance(self, provider: str, region: str, ok: bool) -> None:
-        with self._lock:
-            task = self._tasks.get(provider)
-            if task is not None:
-                self._bar.update(task, advance=1)
-
-
 def _provider_list(providers: str | Sequence[str]) -> list[str]:
     names = [providers] if isinstance(providers, str) else list(providers)
     if not names or "all" in names:
@@ -179,7 +141,7 @@ def _provider_list(providers: str | Sequence[str]) -> list[str]:
     known = provider_names()
     for name in names:
         if name not in known:
-            raise InputError(f"--provider must be one of {', '.join(known)} or all, got {name!r}")
+            raise InputError(f"must be one of {', '.join(known)} or all, got {name!r}", field="provider")
     return list(dict.fromkeys(names))
 
 
@@ -223,6 +185,7 @@ def refresh_provider(
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
     rows, excluded = _correct(result.rows, name)
+    # Validated once, here; the store takes the report as it is and validates only the carried-over rows.
     checked = validate_rows(rows)
     base = ProviderReport(
         name,
@@ -254,10 +217,10 @@ def refresh_provider(
     # A snapshot is as old as the oldest price it should have renewed and could not, so `--max-age` is not
     # fooled by a partial refresh; regions outside the refresh (not asked for, not enabled) keep their own as_of.
     as_of = min(stale).isoformat(timespec="seconds")
+    kept = validate_rows(carried)
+    snapshot = ValidationReport(accepted=[*checked.accepted, *kept.accepted], rejected=kept.rejected)
     try:
-        written = store.write_snapshot(
-            name, [*checked.accepted, *carried], source=provider.source, as_of=as_of, kind="live"
-        )
+        written = store.write_snapshot(name, snapshot, source=provider.source, as_of=as_of, kind="live")
     except CatalogError as exc:
         return _replace(base, error=str(exc), rejected=tuple(rejected))
     if written is None:  # only with only_if_stale, which a live refresh does not use
@@ -287,29 +250,28 @@ def refresh(
     regions: Sequence[str] | None = None,
     store: CatalogStore | Path | str | None = None,
     clients: Mapping[str, Provider] | None = None,
-    progress: bool = True,
+    progress: ProgressHook | None = None,
     provider_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RefreshReport:
     """Refresh ``providers`` ("all", one name or several) into the store; returns what happened per provider.
 
     ``clients`` hands in ready providers (tests, proxies); the others are built from the environment's
-    credentials, with ``provider_options[name]`` passed to their ``from_environment``.
+    credentials, with ``provider_options[name]`` passed to their ``from_environment``. ``progress`` is told how
+    many regions each provider fetches and when each finishes (the CLI draws a bar from it).
     """
     names = _provider_list(providers)
     unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
     if unknown:
         raise InputError(
-            f"--region {unknown[0]!r} is not a region code of {', '.join(names)} "
-            "(e.g. us-east-1 for aws, us-central1 for gcp, eastus for azure)"
+            f"{unknown[0]!r} is not a region code of {', '.join(names)} "
+            "(e.g. us-east-1 for aws, us-central1 for gcp, eastus for azure)",
+            field="region",
         )
     quiet_sdk_loggers()
     opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
     reports: list[ProviderReport] = []
-    show = progress and sys.stderr.isatty()
-    hook: ProgressHook = RichProgress() if show else ProgressHook()
+    hook = progress or ProgressHook()
     try:
-        if isinstance(hook, RichProgress):
-            hook.__enter__()
         for name in names:
             wanted = regions_for(name, regions)
             if wanted is not None and not wanted:
@@ -327,8 +289,6 @@ def refresh(
                 continue
             reports.append(refresh_provider(instance, opened, regions=wanted, progress=hook))
     finally:
-        if isinstance(hook, RichProgress):
-            hook.__exit__(None, None, None)
         if opened is not store:
             opened.close()
     return RefreshReport(tuple(reports))
