@@ -25,6 +25,10 @@ _EXPORTS: dict[str, str] = {
     "gpu_table": "planner.hardware",
     "GpuSpec": "planner.hardware",
     "Workload": "planner.perf.workloads",
+    "ModelOptions": "planner.perf.options",
+    "RankRequest": "planner.cost.request",
+    "RankResult": "planner.cost.result",
+    "CostLine": "planner.cost.lines",
     "Estimate": "planner.perf.model",
     "CatalogStore": "planner.catalog.store",
     "PlannerError": "planner.errors",
@@ -39,12 +43,16 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CatalogError",
     "CatalogStore",
+    "CostLine",
     "Estimate",
     "GpuSpec",
     "InputError",
     "MissingCredentials",
+    "ModelOptions",
     "PlannerError",
     "ProviderError",
+    "RankRequest",
+    "RankResult",
     "StaleCatalogError",
     "UnknownGpuError",
     "Workload",
@@ -73,6 +81,9 @@ if TYPE_CHECKING:
         refresh,
     )
     from planner.catalog.store import CatalogStore
+    from planner.cost.lines import CostLine
+    from planner.cost.request import RankRequest
+    from planner.cost.result import RankResult
     from planner.errors import (
         CatalogError,
         InputError,
@@ -84,6 +95,7 @@ if TYPE_CHECKING:
     )
     from planner.hardware import GpuSpec, gpu_table, resolve_gpu
     from planner.perf.model import Estimate
+    from planner.perf.options import ModelOptions
     from planner.perf.workloads import Workload
 
 

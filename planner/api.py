@@ -242,8 +242,8 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
     own evidence (``measured`` with ``measured_on``, or ``efficiency``).
     """
-    from planner.cost.request import ModelOptions
     from planner.perf.model import estimate as _estimate
+    from planner.perf.options import ModelOptions
     from planner.perf.workloads import resolve_workload, split_options
 
     fields, rest = split_options(options)

@@ -9,8 +9,8 @@ import sys
 import planner
 
 PINNED = {
-    "CatalogError", "CatalogStore", "Estimate", "GpuSpec", "InputError", "MissingCredentials", "PlannerError",
-    "ProviderError", "StaleCatalogError", "UnknownGpuError", "Workload", "__version__", "catalog_history",
+    "CatalogError", "CatalogStore", "CostLine", "Estimate", "GpuSpec", "InputError", "MissingCredentials",
+    "ModelOptions", "PlannerError", "ProviderError", "RankRequest", "RankResult", "StaleCatalogError", "UnknownGpuError", "Workload", "__version__", "catalog_history",
     "catalog_status", "compare", "estimate", "gpu_table", "load_catalog", "offers", "rank", "refresh", "resolve_gpu",
 }  # fmt: skip
 
@@ -34,10 +34,23 @@ def test_import_planner_is_light() -> None:
     assert json.loads(out) == []
 
 
-def test_offers_returns_python_floats() -> None:
-    frame = planner.offers(gpu="H100")
-    assert len(frame) > 0
-    value = frame["price_usd_per_hour"].dropna().iloc[0]
-    assert isinstance(float(value), float)
+def _numbers(record: dict[str, object]) -> dict[str, type]:
+    """The type of every numeric value of a record (bool excluded)."""
+    return {k: type(v) for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def test_public_values_are_python_floats_not_numpy_scalars() -> None:
+    """np.float64 passes isinstance(x, float); only type(x) is float tells a numpy scalar from a Python float."""
     spec = planner.resolve_gpu("h100")
     assert type(spec.memory_gib) is float
+    offer = planner.offers(gpu="H100").to_dict("records")[0]
+    assert type(offer["price_usd_per_hour"]) is float
+    estimate = planner.estimate("llama-3-8b", "H100", 8)
+    for name in ("throughput", "time_to_solution_hours", "mfu", "energy_kwh", "throughput_low", "memory_per_gpu_gib"):
+        assert type(getattr(estimate, name)) is float, name
+    result = planner.rank("llama-3-8b", tokens=2e9, top=5)
+    for record in result.records():
+        for name, kind in _numbers(record).items():
+            assert kind is (int if name in ("rank", "nodes") else float), (name, kind)
+    for line in result.cost_lines(1):
+        assert type(line.quantity) is float and type(line.unit_price_usd) is float and type(line.cost_usd) is float

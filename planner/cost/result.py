@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.cost.lines import CostLine
 from planner.errors import InputError
@@ -66,6 +66,15 @@ class RankResult:
     def empty(self) -> bool:
         """No option met the constraints (``message`` says why)."""
         return len(self.table) == 0
+
+    def records(self) -> list[dict[str, Any]]:
+        """The options as plain Python values (float, int, str, bool, None): one dict per row of ``table``."""
+        import math
+
+        return [
+            {str(k): None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+            for row in self.table.to_dict("records")
+        ]
 
     def cost_lines(self, rank: int) -> list[CostLine]:
         """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""

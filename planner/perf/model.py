@@ -167,10 +167,10 @@ def _link_gbs(spec: GpuSpec, interconnect: str, group: int) -> float:
     comm = perf_params()["comm"]
     pcie = 16.0 * 2 ** (spec.pcie_gen - 3) * comm["pcie_efficiency"]
     if interconnect == "nvswitch" and spec.nvlink_gbps:
-        return spec.nvlink_gbps / 2 * comm["nvlink_efficiency"]
+        return float(spec.nvlink_gbps / 2 * comm["nvlink_efficiency"])
     if interconnect == "nvlink" and spec.nvlink_gbps and group <= 2:
-        return spec.nvlink_gbps / 2 * comm["nvlink_efficiency"]
-    return pcie
+        return float(spec.nvlink_gbps / 2 * comm["nvlink_efficiency"])
+    return float(pcie)
 
 
 def _dp_bandwidth(spec: GpuSpec, interconnect: str, plan: Plan, gpus_per_node: int, network_gbps: float) -> float:
@@ -186,7 +186,7 @@ def _dp_bandwidth(spec: GpuSpec, interconnect: str, plan: Plan, gpus_per_node: i
     # shard traffic crosses nodes through a single NIC.
     ranks_per_node = max(1, min(group, gpus_per_node // plan.tp))
     node_net = network_gbps / 8.0 * perf_params()["comm"]["network_efficiency"]
-    return min(intra, node_net * ranks_per_node / gpus_per_node)
+    return float(min(intra, node_net * ranks_per_node / gpus_per_node))
 
 
 def _fp8_relative(family: dict[str, float], stack: str) -> float:
@@ -276,7 +276,7 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
     b = plan.micro_batch
     if not wl.is_transformer:
         activations = (wl.activation_bytes_per_sample or 0.0) * b * elem / 2.0
-        return state + activations
+        return float(state + activations)
     tokens = b * wl.seq_len / plan.cp
     per_layer_full = mem["activation_bytes_per_token_hidden"] * tokens * wl.hidden * elem / 2.0 / plan.tp
     layers_here = wl.layers / plan.pp
@@ -292,7 +292,7 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
     if plan.sharded and plan.gradient_group > 1:
         # FSDP holds one gathered layer (weights + gradients) beyond its shard.
         state += 2 * elem * wl.params / max(1, wl.layers) / plan.tp
-    return state + activations + logits
+    return float(state + activations + logits)
 
 
 def _usable_bytes(spec: GpuSpec) -> float:

@@ -245,7 +245,8 @@ class AzureProvider(Provider):
         )
 
         def resource_skus() -> Iterable[Any]:
-            return client.resource_skus.list()
+            skus: Iterable[Any] = client.resource_skus.list()  # an ItemPaged: pages are fetched as it is read
+            return skus
 
         return cls(session, resource_skus=resource_skus, **options)
 

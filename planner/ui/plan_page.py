@@ -61,7 +61,7 @@ def _inputs(catalog: pd.DataFrame) -> dict[str, Any] | None:
 
 def _chart(table: pd.DataFrame) -> alt.Chart:
     """Cost against time, one point per option; the Pareto front stands out."""
-    return (
+    chart: alt.Chart = (
         alt.Chart(table)
         .mark_circle(size=70)
         .encode(
@@ -74,6 +74,7 @@ def _chart(table: pd.DataFrame) -> alt.Chart:
         )
         .properties(height=360)
     )
+    return chart
 
 
 def render_plan_page() -> None:

@@ -143,6 +143,7 @@ def test_kill_during_write_leaves_previous_snapshot(tmp_path: Path) -> None:
     assert b"writing" in line, "the writer never reached the middle of its transaction"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
     with CatalogStore(path, seed=False) as store:
         assert [s.source for s in store.current_snapshots()] == ["good"]
         assert sorted(store.read_current()["price_usd_per_hour"]) == [10.0, 11.0]

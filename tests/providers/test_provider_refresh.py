@@ -302,6 +302,7 @@ def test_kill_during_the_store_write_leaves_the_previous_snapshot(tmp_path: Path
     assert b"writing" in line, "the refresh never reached its store write"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
     with CatalogStore(tmp_path / "catalog.sqlite", seed=False) as reopened:
         assert {s.provider: s.source for s in reopened.current_snapshots()} == {"aws": "previous", "gcp": "previous"}
         assert _current(reopened, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 60.0}
