@@ -17,6 +17,9 @@ from planner.errors import UnknownGpuError
 
 # Precisions a GPU may support, in the order the CLI lists them.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+# Bytes of one activation or element-wise operand at each training precision. FP8 training (Transformer Engine) runs
+# its GEMMs in FP8 but keeps activations, norms and element-wise work in BF16; TF32 is an FP32 storage format.
+ELEMENT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 2.0}
 
 
 @dataclass(frozen=True)

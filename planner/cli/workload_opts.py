@@ -1,16 +1,18 @@
 """Typer options describing a workload, shared by `gpuplan estimate` and `gpuplan rank`.
 
-Declare the parameters with these aliases and pass their values to ``workload_from_cli``.
+Declare the parameters with these aliases and pass the command's ``locals()`` to ``workload_from_flags``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
 
-from planner.perf.workloads import Workload, get_workload, workload_names
+from planner.perf.options import ModelOptions
+from planner.perf.workloads import USER_FIELDS, Workload, resolve_workload, workload_names
 
 WorkloadOpt = Annotated[
     str,
@@ -56,71 +58,18 @@ EfficiencyOpt = Annotated[
 ]
 
 
-def workload_from_cli(
-    workload: str,
-    *,
-    params: float | None = None,
-    layers: int | None = None,
-    hidden: int | None = None,
-    heads: int | None = None,
-    vocab: int | None = None,
-    seq_len: int | None = None,
-    tokens: float | None = None,
-    mode: str | None = None,
-    stack: str | None = None,
-    batch_per_gpu: int | None = None,
-    global_batch: int | None = None,
-    measured: float | None = None,
-    measured_on: str | None = None,
-    efficiency: float | None = None,
-) -> tuple[Workload, dict[str, Any]]:
-    """The Workload the flags describe, plus the extra ``estimate()`` options (measured, measured_on, efficiency).
-
-    Raises InputError (one line) for an unknown workload or an invalid value.
-    """
-    built = get_workload(
-        workload,
-        params=params,
-        layers=layers,
-        hidden=hidden,
-        heads=heads,
-        vocab=vocab,
-        seq_len=seq_len,
-        work=tokens,
-        mode=mode,
-        stack=stack,
-        batch_per_gpu=batch_per_gpu,
-        global_batch=global_batch,
-    )
-    extra: dict[str, Any] = {}
-    if measured is not None:
-        extra["measured"] = measured
-    if measured_on is not None:
-        extra["measured_on"] = measured_on
-    if efficiency is not None:
-        extra["efficiency"] = efficiency
-    return built, extra
-
-
-# The workload flags every command declares, by parameter name (the keyword arguments of workload_from_cli).
-WORKLOAD_FLAGS = (
-    "params",
-    "layers",
-    "hidden",
-    "heads",
-    "vocab",
-    "seq_len",
-    "tokens",
-    "mode",
-    "stack",
-    "batch_per_gpu",
-    "global_batch",
-    "measured",
-    "measured_on",
-    "efficiency",
-)
+# The workload flags every command declares, by parameter name: the Workload fields a user sets, the amount of work
+# (--tokens/--work, the parameter ``tokens``) and the user's own evidence (ModelOptions).
+WORKLOAD_FLAGS = (*USER_FIELDS, "tokens", *(f.name for f in dataclasses.fields(ModelOptions)))
 
 
 def workload_from_flags(workload: str, values: Mapping[str, Any]) -> tuple[Workload, dict[str, Any]]:
-    """``workload_from_cli`` fed from a command's parameters (pass ``locals()``), so no command repeats the list."""
-    return workload_from_cli(workload, **{name: values[name] for name in WORKLOAD_FLAGS})
+    """The Workload a command's flags describe (pass ``locals()``), and the user's evidence as ``estimate()`` options.
+
+    ``--tokens``/``--work`` is the amount of work in the workload's own unit, so it is passed as ``work``. Raises
+    InputError (one line, naming the field) for an unknown workload or an invalid value.
+    """
+    fields = {name: values[name] for name in USER_FIELDS}
+    built = resolve_workload(workload, work=values["tokens"], **fields)
+    evidence = ModelOptions(**{f.name: values[f.name] for f in dataclasses.fields(ModelOptions)})
+    return built, evidence.as_kwargs()

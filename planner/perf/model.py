@@ -19,7 +19,7 @@ from planner import checks
 from planner._data import data_dir
 from planner.catalog.schema import INTERCONNECTS
 from planner.errors import InputError
-from planner.hardware import PRECISIONS, GpuSpec, lookup, resolve_gpu
+from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, lookup, resolve_gpu
 from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload
 
@@ -214,7 +214,7 @@ def _sample_time(
     params = perf_params()
     peak = spec.peak_tflops(precision) * 1e12
     bw = spec.memory_bandwidth_gbps * 1e9
-    elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+    elem = ELEMENT_BYTES[precision]
     if not wl.is_transformer:
         fam = params["cnn"]
         flops = (wl.flops_per_sample or 0.0) * micro_batch
@@ -272,7 +272,7 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
         optimizer = state * OPTIMIZER_SHARE
         state = state - optimizer + optimizer / plan.gradient_group
     state /= shards * (plan.gradient_group if plan.sharded else 1)
-    elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+    elem = ELEMENT_BYTES[precision]
     b = plan.micro_batch
     if not wl.is_transformer:
         activations = (wl.activation_bytes_per_sample or 0.0) * b * elem / 2.0
@@ -337,7 +337,7 @@ def _step_time(
         if plan.tp > 1:
             # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
             link = _link_gbs(spec, interconnect, plan.tp) * 1e9
-            elem = 4.0 if precision in ("fp32", "tf32") else 2.0
+            elem = ELEMENT_BYTES[precision]
             volume = 4 * stage_layers * plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem
             tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * stage_layers * comm["collective_latency_s"]
             if wl.stack == "tuned":

@@ -11,7 +11,7 @@ from conftest import CliRun
 from typer.testing import CliRunner
 
 from planner.cli.main import app
-from planner.cli.workload_opts import workload_from_cli
+from planner.cli.workload_opts import WORKLOAD_FLAGS, workload_from_flags
 
 CONTRACT = {
     "throughput": float,
@@ -157,7 +157,8 @@ def test_bad_input_from_a_real_process(args: list[str], needle: str) -> None:
     assert done.stdout == ""
 
 
-def test_workload_from_cli_returns_workload_and_options() -> None:
-    workload, extra = workload_from_cli("llama-2-7b", seq_len=2048, tokens=1e9, mode="lora", efficiency=0.3)
+def test_workload_flags_give_the_workload_and_the_users_evidence() -> None:
+    flags = dict.fromkeys(WORKLOAD_FLAGS) | {"seq_len": 2048, "tokens": 1e9, "mode": "lora", "efficiency": 0.3}
+    workload, extra = workload_from_flags("llama-2-7b", flags)
     assert workload.seq_len == 2048 and workload.work == 1e9 and workload.mode == "lora"
     assert extra == {"efficiency": 0.3}
