@@ -343,7 +343,9 @@ def compare(
     from planner.cost.compare import best_of_each
 
     if bool(gpus) == bool(instance_types):
-        raise InputError("compare needs gpus (one or more) or instance_types, not both and not neither", field="gpus")
+        raise InputError(
+            "(one or more) or instance_types is needed to compare, not both", field="gpus", related=("instance_types",)
+        )
     for name in ("top", "gpu", "instance_type"):
         if name in constraints:
             raise InputError("is set by compare itself", field=name)

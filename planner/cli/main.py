@@ -60,7 +60,7 @@ FIELD_FLAGS: dict[str, str] = {
     "default_interruption_rate": "--default-interruption-rate",
 }
 COMMAND_FLAGS: dict[str, dict[str, str]] = {
-    "compare": {"gpus": "--gpu"},
+    "compare": {"gpus": "--gpu", "instance_types": "--instance"},
     "offers": {"gpus": "--gpu", "providers": "--provider", "regions": "--region"},
 }
 
@@ -71,8 +71,12 @@ def flag_for(field: str, command: str | None) -> str:
 
 
 def _command(argv: list[str]) -> str | None:
-    """The (sub)command being run: the last of the leading words before the first option."""
-    words = [a for a in argv[1:] if not a.startswith("-")][:2]
+    """The (sub)command being run: the last of the words before the first option (``catalog refresh``)."""
+    words: list[str] = []
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
     return words[-1] if words else None
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from planner import checks
 from planner.cli.workload_opts import (
     BatchPerGpuOpt,
     EfficiencyOpt,
@@ -156,6 +157,7 @@ def rank(
     from planner.api import rank as api_rank
 
     report.check_format(fmt)
+    checks.optional_whole("top", top)
     built, extra = workload_from_flags(workload, locals())
     # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
     shown_top = top if top is not None or fmt != "table" else DEFAULT_TABLE_TOP

@@ -1,0 +1,92 @@
+"""Bad input, wherever it enters: one line naming the field (library) or the flag (CLI), exit code 2, never a trace.
+
+One row per finding of the hardening review: huge integers, infinities, NaN filters, zero heads, negative --top,
+the user's evidence (--efficiency, --measured) and work given in another workload's unit.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from conftest import CliRun
+
+import planner
+from planner.errors import InputError
+
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--gpus", HUGE], "--gpus"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--layers", HUGE], "--layers"),
+        (["rank", "-w", "llama-3-8b", "--max-nodes", HUGE], "--max-nodes"),
+        (
+            ["estimate", "-w", "transformer", "--layers", "2", "--hidden", "128", "--params", "inf", "-g", "H100"],
+            "--params",
+        ),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--tokens", "inf", "-f", "json"], "--tokens"),
+        (["rank", "-w", "llama-3-8b", "--tokens", "nan"], "--tokens"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--efficiency", "2"], "--efficiency"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--efficiency", "0"], "--efficiency"),
+        (["rank", "-w", "llama-3-8b", "--efficiency", "1.5"], "--efficiency"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--measured", "-1", "--measured-on", "H100"], "--measured"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--measured", "5"], "--measured"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--measured", "5", "--measured-on", "H100:x"], "--measured-on"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--heads", "0"], "--heads"),
+        (["rank", "-w", "llama-3-8b", "--top", "-1"], "--top"),
+        (["rank", "-w", "llama-3-8b", "--top", "0"], "--top"),
+        (["offers", "--max-price", "nan"], "--max-price"),
+        (["offers", "--min-gpus", "nan"], "--min-gpus"),
+        (["offers", "--min-gpu-memory", "inf"], "--min-gpu-memory"),
+        (["rank", "-w", "llama-3-8b", "--deadline-hours", "nan"], "--deadline-hours"),
+        (["rank", "-w", "llama-3-8b", "--budget-usd", "inf"], "--budget-usd"),
+        (["rank", "-w", "llama-3-8b", "--max-age", "nan"], "--max-age"),
+        (["rank", "-w", "llama-3-8b", "--checkpoint-interval-hours", "0"], "--checkpoint-interval-hours"),
+        (["compare", "-w", "llama-3-8b"], "--gpu"),
+        (["rank", "-w", "resnet50", "--seq-len", "128"], "--seq-len"),
+        (["rank", "-w", "llama-3-8b", "--instance", "p9.huge"], "--instance"),
+    ],
+)
+def test_cli_bad_input_is_one_line_naming_the_flag_and_exit_2(cli: CliRun, args: list[str], flag: str) -> None:
+    code, out, err = cli(*args)
+    assert code == 2, (code, err)
+    assert out == ""
+    assert err.startswith(f"error: {flag} ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and "unexpected" not in err
+    assert "_" not in err.split()[1], "a library field name leaked into a CLI message"
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: planner.rank("llama-3-8b", deadline_hours=-1), "deadline_hours"),
+        (lambda: planner.rank("llama-3-8b", budget_usd=math.nan), "budget_usd"),
+        (lambda: planner.rank("llama-3-8b", max_nodes=10**400), "max_nodes"),
+        (lambda: planner.rank("llama-3-8b", top=-1), "top"),
+        (lambda: planner.rank("llama-3-8b", pricing="cheap"), "pricing"),
+        (lambda: planner.rank("llama-3-8b", min_gpu_memory_gib=-1), "min_gpu_memory_gib"),
+        (lambda: planner.rank("llama-3-8b", instance_type="p9.huge"), "instance_type"),
+        (lambda: planner.rank("llama-3-8b", deadlines=4), "deadlines"),
+        (lambda: planner.rank("resnet50", tokens=1e6), "tokens"),
+        (lambda: planner.estimate("resnet50", "A100", 8, tokens=1e6), "tokens"),
+        (lambda: planner.estimate("llama-3-8b", "H100", heads=0), "heads"),
+        (lambda: planner.estimate("llama-3-8b", "H100", 10**400), "gpus"),
+        (lambda: planner.estimate("llama-3-8b", "H100", efficiency=2.0), "efficiency"),
+        (lambda: planner.estimate("llama-3-8b", "H100", network_gbps=math.inf), "network_gbps"),
+        (lambda: planner.offers(max_price_usd_per_hour=math.nan), "max_price_usd_per_hour"),
+        (lambda: planner.offers(min_gpus=4, max_gpus=2), "min_gpus"),
+        (lambda: planner.RankRequest(max_nodes=0), "max_nodes"),
+    ],
+)
+def test_library_bad_input_names_the_field_never_a_flag(call: Any, field: str) -> None:
+    with pytest.raises(InputError) as caught:
+        call()
+    assert caught.value.field == field
+    message = str(caught.value)
+    assert message.startswith(f"{field} ") and "\n" not in message
+    assert "--" not in message, "a CLI flag leaked into a library message"
+    assert caught.value.exit_code == 2
