@@ -340,7 +340,7 @@ def compare(
 ) -> RankResult:
     """The best option of each of a few GPUs (any spelling; a family covers its variants) or instance types, per
     pricing, side by side; a choice without an option says why in ``notes``."""
-    from planner.cost.compare import best_of_each
+    from planner.cost.compare import best_of_each, closest_miss
 
     if bool(gpus) == bool(instance_types):
         raise InputError(
@@ -349,14 +349,21 @@ def compare(
     for name in ("top", "gpu", "instance_type"):
         if name in constraints:
             raise InputError("is set by compare itself", field=name)
-    if gpus:
-        result = rank(workload, gpu=list(gpus), top=None, **constraints)
-        choices = [(str(name), gpu_family(str(name))[0]) for name in gpus]
-        return best_of_each(result, choices, "gpu", str(constraints.get("pricing", "both")))
-    result = rank(workload, instance_type=list(instance_types), top=None, **constraints)
-    return best_of_each(
-        result, [(str(n), [str(n)]) for n in instance_types], "instance_type", str(constraints.get("pricing", "both"))
-    )
+    key = "gpu" if gpus else "instance_type"
+    names = [str(n) for n in (gpus or instance_types)]
+    choices = [(n, gpu_family(n)[0]) for n in names] if gpus else [(n, [n]) for n in names]
+    filters: dict[str, Any] = {key: names}
+    result = rank(workload, **filters, top=None, **constraints)
+    relaxed = {k: v for k, v in constraints.items() if k not in ("deadline_hours", "budget_usd", "pricing", "by")}
+
+    def why(name: str, members: list[str], pricing: str) -> str | None:
+        # Ask again without the deadline and budget: the choice's own fastest and cheapest options say which one
+        # it misses and by how much, on any node count (not the first exclusion that happens to be listed).
+        only: dict[str, Any] = {key: [name]}
+        again = rank(workload, **only, pricing=pricing, by="time", top=None, **relaxed)
+        return closest_miss(again, constraints.get("deadline_hours"), constraints.get("budget_usd"))
+
+    return best_of_each(result, choices, key, str(constraints.get("pricing", "both")), why)
 
 
 def refresh(

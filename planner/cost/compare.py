@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from planner.cost.result import TABLE_COLUMNS, RankResult
@@ -11,12 +11,17 @@ COMPARE_COLUMNS: tuple[str, ...] = ("choice", *TABLE_COLUMNS)
 
 
 def best_of_each(
-    result: RankResult, choices: Sequence[tuple[str, list[str]]], key_column: str, pricing: str
+    result: RankResult,
+    choices: Sequence[tuple[str, list[str]]],
+    key_column: str,
+    pricing: str,
+    why: Callable[[str, list[str], str], str | None] | None = None,
 ) -> RankResult:
     """From a ranking of every choice, the best option of each choice (its name and the ``key_column`` values it
     covers) per pricing, in the order given; ``rank`` is the option's place in the full ranking.
 
-    A choice with no option gets a row of blanks and, in ``notes``, the reason of its closest miss.
+    A choice with no option gets a row of blanks and, in ``notes``, why: ``why(name, members, pricing)`` when it
+    knows (the conductor asks the ranking again without the deadline and budget), else the excluded list's reason.
     """
     import pandas as pd
 
@@ -33,7 +38,8 @@ def best_of_each(
                 rows.append({"choice": name, **{str(k): v for k, v in best.iloc[0].items()}})
                 detail_rows.append({str(k): v for k, v in details.iloc[position].items()})
                 continue
-            rows.append({"choice": name, "pricing": kind, "notes": _why_missing(result, key_column, members, kind)})
+            reason = (why(name, members, kind) if why else None) or _why_missing(result, key_column, members, kind)
+            rows.append({"choice": name, "pricing": kind, "notes": reason})
             detail_rows.append({})
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
     numeric = ("gpus_per_node", "expected_interruptions")
@@ -63,3 +69,40 @@ def _why_missing(result: RankResult, key_column: str, members: list[str], pricin
     if result.empty and result.message:
         return f"no option: {result.message}"
     return f"no {pricing} offering in the catalog"
+
+
+def closest_miss(relaxed: RankResult, deadline_hours: float | None, budget_usd: float | None) -> str | None:
+    """Why a choice has no option under the deadline and budget, from its ranking without them (ordered by time).
+
+    The deadline is blamed when even its fastest option misses it; the budget when the cheapest option within the
+    deadline costs more. None when the constraints are not the cause.
+    """
+    from planner.cost.explain import hours_text
+
+    table = relaxed.table
+    if table.empty or (deadline_hours is None and budget_usd is None):
+        return None
+    fastest = table.sort_values(["time_to_solution_hours", "cost_usd"], kind="stable").iloc[0]
+    if deadline_hours is not None and float(fastest["time_to_solution_hours"]) > deadline_hours:
+        return (
+            f"no option: misses the {deadline_hours:g} h deadline; the fastest takes "
+            f"{hours_text(float(fastest['time_to_solution_hours']))} on {_option_text(fastest)}"
+        )
+    in_time = table if deadline_hours is None else table[table["time_to_solution_hours"] <= deadline_hours]
+    cheapest = in_time.sort_values(["cost_usd", "time_to_solution_hours"], kind="stable").iloc[0]
+    if budget_usd is not None and float(cheapest["cost_usd"]) > budget_usd:
+        within = " within the deadline" if deadline_hours is not None else ""
+        return (
+            f"no option: over the ${budget_usd:,.2f} budget; the cheapest{within} costs "
+            f"${float(cheapest['cost_usd']):,.2f} on {_option_text(cheapest)}"
+        )
+    return None
+
+
+def _option_text(row: Any) -> str:
+    nodes = int(row["nodes"])
+    shape = f"{nodes} x " if nodes > 1 else ""
+    gpus = float(row["gpus_per_node"]) * nodes
+    return (
+        f"{row['provider']} {shape}{row['instance_type']} ({gpus:g} x {row['gpu']}, {row['pricing']}, {row['region']})"
+    )

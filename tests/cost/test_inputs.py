@@ -137,3 +137,27 @@ def test_compare_gives_the_best_of_each_choice_and_says_why_one_has_none() -> No
     assert h100_spot["rank"] < h100_on_demand["rank"]
     lines = result.cost_lines(int(h100_spot["rank"]))
     assert sum(line.cost_usd for line in lines) == pytest.approx(h100_spot["cost_usd"])
+
+
+def test_compare_blames_the_deadline_with_the_choices_own_fastest_option() -> None:
+    """One L4 does not fit the fake job (120 GiB), five do but take 272 h with start-up: the deadline is the cause, not memory."""
+    result = compare(
+        "llama-3-8b",
+        gpus=["L4"],
+        catalog=small_catalog(),
+        estimator=FakeEstimator(),
+        tokens=2e9,
+        max_nodes=5,
+        deadline_hours=100.0,
+        pricing="on-demand",
+    )
+    note = str(result.table.iloc[0]["notes"])
+    assert note.startswith("no option: misses the 100 h deadline; the fastest takes 272 h on aws 5 x g6.xlarge"), note
+
+
+def test_compare_blames_the_budget_with_the_cheapest_option_within_the_deadline() -> None:
+    result = compare(
+        "llama-3-8b", gpus=["H100"], catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, budget_usd=1.0
+    )
+    notes = list(result.table["notes"])
+    assert all(n.startswith("no option: over the $1.00 budget; the cheapest costs $") for n in notes), notes
