@@ -48,13 +48,34 @@ def open_store(store: CatalogStore | Path | str | None = None) -> CatalogStore:
     return CatalogStore(store)
 
 
-def provider_ages(frame: pd.DataFrame, now: datetime | None = None) -> dict[str, float]:
-    """Hours since the oldest price of each provider present in ``frame``."""
+def oldest_prices(frame: pd.DataFrame) -> dict[str, str]:
+    """The oldest ``as_of`` of each provider present in ``frame``.
+
+    By codes rather than a string group-by: a catalog has a handful of (provider, as_of) pairs over many rows.
+    """
+    import numpy as np
+    import pandas as pd
+
     if frame.empty:
         return {}
+    providers, provider_names = pd.factorize(frame["provider"])
+    stamps, stamp_names = pd.factorize(frame["as_of"])
+    pairs = np.unique(providers.astype(np.int64) * (len(stamp_names) + 1) + stamps)
+    oldest: dict[str, str] = {}
+    for pair in pairs.tolist():
+        provider, stamp = (
+            str(provider_names[pair // (len(stamp_names) + 1)]),
+            str(stamp_names[pair % (len(stamp_names) + 1)]),
+        )
+        if provider not in oldest or stamp < oldest[provider]:
+            oldest[provider] = stamp
+    return oldest
+
+
+def provider_ages(frame: pd.DataFrame, now: datetime | None = None) -> dict[str, float]:
+    """Hours since the oldest price of each provider present in ``frame``."""
     moment = now or datetime.now(UTC)
-    oldest = frame.groupby("provider", sort=True)["as_of"].min()
-    return {str(provider): age_hours(str(as_of), moment) for provider, as_of in oldest.items()}
+    return {provider: age_hours(stamp, moment) for provider, stamp in sorted(oldest_prices(frame).items())}
 
 
 def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
@@ -309,9 +330,11 @@ def rank(
             min_gpu_memory_gib=min_gpu_memory_gib,
         ),
     )
-    ages = provider_ages(selection.offers if len(selection.offers) else frame)
+    oldest = oldest_prices(selection.offers if len(selection.offers) else frame)
+    now = datetime.now(UTC)
+    ages = {provider: age_hours(stamp, now) for provider, stamp in sorted(oldest.items())}
     check_age(ages, max_age_hours)
-    as_of = selection.offers["as_of"].min() if len(selection.offers) else None
+    as_of = min(oldest.values()) if len(selection.offers) and oldest else None
     if selection.offers.empty:
         what = f"matches {selection.asked}" if selection.asked else "is in the catalog"
         result = _rank(selection.offers, job, request, estimator or _default_estimator())
@@ -320,7 +343,7 @@ def rank(
         result = _rank(selection.offers, job, request, estimator or _default_estimator())
     return replace(
         result,
-        catalog_as_of=None if as_of is None or as_of != as_of else str(as_of),
+        catalog_as_of=as_of,
         notes=[*selection.notes, *result.notes, *stale_warnings(ages)],
     )
 

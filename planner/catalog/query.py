@@ -138,13 +138,13 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
         )
     checks.choice("sort", spec.sort, tuple(SORT_KEYS))
     providers = checks.names("provider", "provider", [str(p).lower() for p in spec.providers], PROVIDERS)
-    regions = checks.names("region", "region", [str(r) for r in spec.regions], frame["region"].unique().tolist())
-    instances = checks.names(
-        "instance_type",
-        "instance type",
-        [str(i) for i in spec.instance_types],
-        frame["instance_type"].unique().tolist(),
-    )
+    # The known names are read only when a filter names some: listing them costs a pass over the catalog.
+    regions = [str(r) for r in spec.regions]
+    if regions:
+        checks.names("region", "region", regions, frame["region"].unique().tolist())
+    instances = [str(i) for i in spec.instance_types]
+    if instances:
+        checks.names("instance_type", "instance type", instances, frame["instance_type"].unique().tolist())
 
     notes: list[str] = []
     mask = np.ones(len(frame), dtype=bool)

@@ -91,16 +91,19 @@ def _rows(offers: pd.DataFrame) -> _Rows:
 
     od_price = offers["price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
     spot_price = offers["spot_price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
-    availability = offers["availability"].fillna("on-demand")
+    # The availability rule per distinct value, then gathered: a handful of values over many rows.
+    codes, values = pd.factorize(offers["availability"].fillna("on-demand"))
+    od_allowed = np.array([availability_allows(str(v), spot=False) for v in values] + [False], dtype=bool)[codes]
+    spot_allowed = np.array([availability_allows(str(v), spot=True) for v in values] + [False], dtype=bool)[codes]
     bucket_codes, bucket_names = pd.factorize(offers["spot_interruption"])
     bucket_lut = np.array([_bucket_index(name) for name in bucket_names] + [N_BUCKETS - 1], dtype=np.int64)
     region_codes, region_names = pd.factorize(offers["region"])
     return _Rows(
         od_price=od_price,
         spot_price=spot_price,
-        reserved=(availability == "reservation-only").to_numpy(dtype=bool),
-        od_ok=availability.map(lambda a: availability_allows(a, spot=False)).to_numpy(dtype=bool) & (od_price > 0),
-        spot_ok=availability.map(lambda a: availability_allows(a, spot=True)).to_numpy(dtype=bool) & (spot_price > 0),
+        reserved=~od_allowed & ~spot_allowed,
+        od_ok=od_allowed & (od_price > 0),
+        spot_ok=spot_allowed & (spot_price > 0),
         # factorize gives -1 for a missing bucket, which picks the last entry ("no data").
         bucket=bucket_lut[bucket_codes],
         region_codes=region_codes.astype(np.int64),
