@@ -61,7 +61,7 @@ def compare(
             rows.append({"choice": name, "pricing": kind, "notes": _why_missing(result, key_column, members, kind)})
             detail_rows.append({})
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
-    numeric = ("gpus_per_node", "expected_interruptions")
+    numeric = ("gpus_per_node", "expected_interruptions", "p_no_interruption", "co2_kg")
     for column in (c for c in TABLE_COLUMNS if c in numeric or c.endswith(("_usd", "_hours", "_kwh", "_per_hour"))):
         frame[column] = pd.to_numeric(frame[column])
     frame["rank"] = frame["rank"].astype("Int64")

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["EXCLUDED_COLUMNS", "ORDERS", "PRICINGS", "TABLE_COLUMNS", "RankResult", "rank", "resolve_workload"]
 
 PRICINGS = ("both", "on-demand", "spot")
-ORDERS = ("cost", "time", "cost-time")
+ORDERS = ("cost", "time", "cost-time", "co2")
 # Options grow with offerings x node counts; beyond this many instances the catalog's network figures say little.
 MAX_NODES = 64
 # Workload flags that name the amount of work; they all set Workload.work.
@@ -263,10 +263,13 @@ def rank(
     by: str = "cost",
     top: int | None = None,
     precision: str = "bf16",
-    checkpoint_interval_hours: float = 1.0,
+    checkpoint_interval_hours: float | None = None,
     restart_overhead_hours: float = 0.25,
     startup_overhead_hours: float = 0.25,
     default_interruption_rate: float = DEFAULT_INTERRUPTION_RATE,
+    interruption_rate_per_node_hour: float | None = None,
+    checkpoint_storage_gbps: float | None = None,
+    spot_warning_hours: float | None = None,
     store: Any = None,
     **options: Any,
 ) -> RankResult:
@@ -274,7 +277,11 @@ def rank(
 
     ``options`` are workload overrides (``tokens=2e9``, ``seq_len=...``) and performance-model options. ``estimator``
     replaces ``planner.perf.model.estimate`` (same signature); ``catalog`` replaces the stored catalog.
-    ``default_interruption_rate`` is per instance-hour, for spot offerings without a Spot Advisor bucket.
+    ``default_interruption_rate`` is reclaims per node-hour for spot offerings without a published interruption
+    label; ``interruption_rate_per_node_hour`` (from one's own history) replaces every band.
+    ``checkpoint_interval_hours`` None picks the Young/Daly interval; checkpoints are written at
+    ``checkpoint_storage_gbps`` per node. Spot runs longer than ``spot_warning_hours`` (None: data/spot_model.csv)
+    carry a warning.
     """
     import numpy as np
     import pandas as pd
@@ -294,6 +301,9 @@ def rank(
             "restart-overhead-hours": (restart_overhead_hours, True),
             "startup-overhead-hours": (startup_overhead_hours, True),
             "default-interruption-rate": (default_interruption_rate, True),
+            "interruption-rate": (interruption_rate_per_node_hour, True),
+            "checkpoint-storage-gbps": (checkpoint_storage_gbps, False),
+            "spot-warning-hours": (spot_warning_hours, False),
         },
     )
     if estimator is None:
@@ -323,6 +333,9 @@ def rank(
         default_interruption_rate,
         pricing,
         by,
+        interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+        checkpoint_storage_gbps=checkpoint_storage_gbps,
+        spot_warning_hours=spot_warning_hours,
     )
     as_of = frame["as_of"].min() if len(frame) else None
     catalog_as_of = str(as_of) if as_of is not None and as_of == as_of else None
@@ -343,6 +356,9 @@ def rank(
         checkpoint_interval_hours=checkpoint_interval_hours,
         restart_overhead_hours=restart_overhead_hours,
         default_interruption_rate=default_interruption_rate,
+        interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+        params=float(getattr(job, "params", 0.0)),
+        checkpoint_storage_gbps=checkpoint_storage_gbps,
     )
 
     # Per-row columns as arrays; text columns are compared as pandas strings (fast) and never converted.
@@ -460,13 +476,16 @@ def rank(
     first_of_group = np.ones(len(order), dtype=bool)
     first_of_group[1:] = group[order][1:] != group[order][:-1]
     sel = sel[np.sort(order[first_of_group])]
+    regions = np.asarray(region_index, dtype=object)[region_codes[opt_row]]
+    co2 = _co2_kg(fams, grid, opt_row, opt_cell, regions, sel)
 
-    # Order by cost, time or cost x time; ties by time/cost, then on-demand first, fewer nodes, catalog position.
+    # Order by cost, time, cost x time or CO2; ties by time/cost, then on-demand first, fewer nodes, catalog position.
     tie = (opt_row[sel], opt_nodes[sel], opt_spot[sel])
     keys = {
         "cost": (*tie, wall[sel], cost[sel]),
         "time": (*tie, cost[sel], wall[sel]),
         "cost-time": (*tie, wall[sel], cost[sel], cost[sel] * wall[sel]),
+        "co2": (*tie, wall[sel], cost[sel], co2[sel]),
     }[by]
     sel = sel[np.lexsort(keys)]
     pareto = pareto_mask(cost[sel], wall[sel])
@@ -481,9 +500,10 @@ def rank(
         opt_cell[sel],
         price[sel],
         pareto,
-        np.asarray(region_index, dtype=object)[region_codes[opt_row[sel]]],
+        regions[sel],
         bucket[opt_row[sel]],
-        default_interruption_rate,
+        co2[sel],
+        spot_warning_hours,
     )
     return RankResult(
         table=table,
@@ -496,6 +516,25 @@ def rank(
     )
 
 
+def _co2_kg(
+    fams: Families,
+    grid: CostGrid,
+    opt_row: npt.NDArray[np.int64],
+    opt_cell: npt.NDArray[np.int64],
+    regions: npt.NDArray[np.object_],
+    sel: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """kgCO2e of the options ``sel`` (NaN elsewhere): their facility energy x their region's grid intensity."""
+    import numpy as np
+
+    from planner.cost.energy import carbon_intensities
+
+    result = np.full(len(opt_row), np.nan)
+    grams = carbon_intensities(list(fams.provider[fams.code[opt_row[sel]]]), list(regions[sel]))
+    result[sel] = grid.energy_kwh[opt_cell[sel]] * grams / 1000.0
+    return result
+
+
 def _table(
     offers: pd.DataFrame,
     fams: Families,
@@ -506,7 +545,8 @@ def _table(
     pareto: npt.NDArray[np.bool_],
     regions: npt.NDArray[np.object_],
     bucket: npt.NDArray[np.int64],
-    default_interruption_rate: float,
+    co2: npt.NDArray[np.float64],
+    spot_warning_hours: float | None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The options table (TABLE_COLUMNS) and, row for row, the quantities of its cost lines."""
     import numpy as np
@@ -525,7 +565,15 @@ def _table(
 
     pricing = text(np.array(PRICING_NAMES, dtype=object)[spot])
     notes = explain.option_notes(
-        spot == 1, bucket, nodes, fams.network_gbps[family], taken("flags"), default_interruption_rate
+        spot == 1,
+        bucket,
+        nodes,
+        fams.network_gbps[family],
+        taken("flags"),
+        fams.provider[family],
+        grid.spot_risky[cells],
+        grid.wall_hours[cells],
+        spot_warning_hours,
     )
     table = pd.DataFrame(
         {
@@ -540,17 +588,26 @@ def _table(
             "pricing": pricing,
             "price_usd_per_hour": price,
             "time_to_solution_hours": grid.wall_hours[cells],
+            "time_low_hours": grid.wall_low_hours[cells],
+            "time_high_hours": grid.wall_high_hours[cells],
             "cost_usd": nodes * grid.billed_hours[cells] * price,
             "cost_low_usd": nodes * grid.billed_low_hours[cells] * price,
             "cost_high_usd": nodes * grid.billed_high_hours[cells] * price,
             "expected_interruptions": grid.interruptions[cells],
+            "p_no_interruption": grid.p_no_interruption[cells],
+            "checkpoint_every_hours": grid.checkpoint_interval_hours[cells],
+            "spot_risky": grid.spot_risky[cells],
             "energy_kwh": grid.energy_kwh[cells],
+            "energy_low_kwh": grid.energy_low_kwh[cells],
+            "energy_high_kwh": grid.energy_high_kwh[cells],
+            "co2_kg": co2,
             "pareto": pareto,
             "price_as_of": text(taken("as_of")),
             "notes": text(notes),
         },
         columns=list(TABLE_COLUMNS),
     )
+    held = grid.wall_hours[cells] - grid.wait_hours[cells]  # start-up + the hours the instances are held
     billing_notes = np.array([BILLING_NOTE.get(str(p), "per second") for p in fams.provider], dtype=object)
     details = pd.DataFrame(
         {
@@ -559,7 +616,10 @@ def _table(
             "price_usd_per_hour": price,
             "training_hours": grid.training_hours[cells],
             "startup_hours": grid.work_hours[cells] - grid.training_hours[cells],
-            "rework_hours": grid.wall_hours[cells] - grid.work_hours[cells],
+            "checkpoint_hours": grid.checkpoint_write_hours[cells],
+            "rework_hours": held - grid.work_hours[cells] - grid.checkpoint_write_hours[cells],
+            "wait_hours": grid.wait_hours[cells],
+            "held_hours": held,
             "wall_hours": grid.wall_hours[cells],
             "billed_hours": grid.billed_hours[cells],
             "billing": text(billing_notes[family]),
