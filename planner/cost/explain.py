@@ -344,7 +344,8 @@ def energy_assumptions() -> list[str]:
     pue = ", ".join(f"{p} {v:g}" for p, v in provider_pue().items())
     return [
         f"energy = GPUs x TDP x node factor {factor.expected:.2f} ({factor.low:.2f}-{factor.high:.2f}, fitted on "
-        f"{factor.points} MLPerf Training node power measurements) x PUE ({pue}) x hours the nodes are held",
+        f"{factor.points} measured 8-GPU nodes, mostly MLPerf Training power results) x PUE ({pue}) x hours the "
+        "nodes are held",
         "co2_kg = energy x the region's grid carbon intensity (Google region-carbon-info 2024 for Google Cloud; "
         "Cloud Carbon Footprint factors for AWS and Azure; the provider's average where a region is missing)",
     ]
