@@ -247,6 +247,8 @@ def compare(
     checkpoint_interval_hours: CheckpointOpt = None,
     restart_overhead_hours: RestartOpt = 0.25,
     startup_overhead_hours: StartupOpt = 0.25,
+    interruption_rate: InterruptionRateOpt = None,
+    checkpoint_storage_gbps: CheckpointStorageOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -273,6 +275,8 @@ def compare(
         checkpoint_interval_hours=checkpoint_interval_hours,
         restart_overhead_hours=restart_overhead_hours,
         startup_overhead_hours=startup_overhead_hours,
+        interruption_rate_per_node_hour=interruption_rate,
+        checkpoint_storage_gbps=checkpoint_storage_gbps,
         **extra,
     )
     view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)

@@ -202,12 +202,25 @@ def option_notes(
         long_run,
         nodes,
         network_codes,
-        flag_codes,
+        flag_codes + 1,  # -1 (no flags) -> 0
     ]
-    combos, inverse = np.unique(np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1), axis=0,
-                                return_inverse=True)  # fmt: skip
+    # One integer per combination (mixed radix): a 1-d unique is far faster than a unique over rows.
+    digits = [np.asarray(c, dtype=np.int64) for c in columns]
+    radix = [int(d.max()) + 1 if len(d) else 1 for d in digits]
+    key = np.zeros(len(spot), dtype=np.int64)
+    for d, r in zip(digits, radix, strict=True):
+        key = key * r + d
+    unique_keys, inverse = np.unique(key, return_inverse=True)
+    combos = []
+    for value in unique_keys.tolist():
+        parts_of_key = []
+        for r in reversed(radix):
+            value, digit = divmod(value, r)
+            parts_of_key.append(digit)
+        combos.append(parts_of_key[::-1])
     texts: list[str] = []
-    for is_spot, bucket_index, provider_code, is_risky, is_long, n, network_code, flag_code in combos.tolist():
+    for is_spot, bucket_index, provider_code, is_risky, is_long, n, network_code, flag_plus_one in combos:
+        flag_code = flag_plus_one - 1
         parts: list[str] = []
         if is_spot:
             provider = str(provider_names[provider_code])

@@ -476,8 +476,7 @@ def rank(
     first_of_group = np.ones(len(order), dtype=bool)
     first_of_group[1:] = group[order][1:] != group[order][:-1]
     sel = sel[np.sort(order[first_of_group])]
-    regions = np.asarray(region_index, dtype=object)[region_codes[opt_row]]
-    co2 = _co2_kg(fams, grid, opt_row, opt_cell, regions, sel)
+    co2 = _co2_kg(fams, grid, opt_row, opt_cell, np.asarray(region_index, dtype=object), region_codes, sel)
 
     # Order by cost, time, cost x time or CO2; ties by time/cost, then on-demand first, fewer nodes, catalog position.
     tie = (opt_row[sel], opt_nodes[sel], opt_spot[sel])
@@ -500,7 +499,7 @@ def rank(
         opt_cell[sel],
         price[sel],
         pareto,
-        regions[sel],
+        np.asarray(region_index, dtype=object)[region_codes[opt_row[sel]]],
         bucket[opt_row[sel]],
         co2[sel],
         spot_warning_hours,
@@ -521,17 +520,27 @@ def _co2_kg(
     grid: CostGrid,
     opt_row: npt.NDArray[np.int64],
     opt_cell: npt.NDArray[np.int64],
-    regions: npt.NDArray[np.object_],
+    region_names: npt.NDArray[np.object_],
+    region_codes: npt.NDArray[np.int64],
     sel: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]:
     """kgCO2e of the options ``sel`` (NaN elsewhere): their facility energy x their region's grid intensity."""
     import numpy as np
+    import pandas as pd
 
     from planner.cost.energy import carbon_intensities
 
     result = np.full(len(opt_row), np.nan)
-    grams = carbon_intensities(list(fams.provider[fams.code[opt_row[sel]]]), list(regions[sel]))
-    result[sel] = grid.energy_kwh[opt_cell[sel]] * grams / 1000.0
+    # Look each (provider, region) pair up once: options far outnumber the pairs.
+    provider_codes, provider_names = pd.factorize(fams.provider)
+    rows = opt_row[sel]
+    pair = provider_codes[fams.code[rows]] * len(region_names) + region_codes[rows]
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    grams = carbon_intensities(
+        [str(provider_names[p // len(region_names)]) for p in pairs.tolist()],
+        [str(region_names[p % len(region_names)]) for p in pairs.tolist()],
+    )
+    result[sel] = grid.energy_kwh[opt_cell[sel]] * grams[inverse.reshape(-1)] / 1000.0
     return result
 
 

@@ -104,7 +104,8 @@ def test_bands_and_labels_come_from_the_data_tables() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["spot_hazard.csv", "spot_bands.csv", "spot_model.csv", "node_power.csv", "provider_pue.csv"]
+    "name",
+    ["spot_hazard.csv", "spot_bands.csv", "spot_model.csv", "node_power.csv", "provider_pue.csv", "region_carbon.csv"],
 )
 def test_every_row_is_sourced_and_dated(name: str) -> None:
     with open(data_dir() / name, encoding="utf-8", newline="") as handle:
