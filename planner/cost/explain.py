@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.cost.lines import SPOT_BUCKETS
 from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES
+from planner.cost.spot import RUNAWAY_FACTOR
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,7 +140,10 @@ def summarise_exclusions(
         elif st == MODEL:
             reason = est_reason.get((f, n - 1), "not modelled")
         elif st == SPOT_NEVER:
-            reason = "on spot, interruptions would stop it faster than it checkpoints: it would never finish"
+            reason = (
+                "on spot, interruptions would stop it faster than it checkpoints: it would never finish "
+                f"(expected time over {RUNAWAY_FACTOR:g}x its work)"
+            )
         elif st == DEADLINE:
             reason = f"misses the {deadline_hours:g} h deadline (takes {hours_text(extreme)})"
         else:

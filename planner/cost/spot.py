@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     FloatArray = npt.NDArray[np.float64]
 
 SCENARIOS = ("low", "expected", "high")
+# A spot run whose expected held time exceeds this many times its work is taken never to finish (the closed form
+# stays finite far beyond any useful answer, e.g. 1e170 hours).
+RUNAWAY_FACTOR = 100.0
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,7 @@ def run_on_spot(
     (one segment, no checkpoint, when the interval covers the work). A segment that is stopped is redone after
     ``restart_hours``; stops also hit restarts. Daly (2006): each segment of length s takes
     exp(H R) (exp(H s) - 1) / H hours on average, and the stops number H times the exposed time (Wald).
-    Infinite where that overflows: such a run would never finish.
+    Infinite where that exceeds RUNAWAY_FACTOR x the work: such a run would never finish.
     """
     import numpy as np
 
@@ -203,7 +206,7 @@ def run_on_spot(
         )
         exposed = segments * per_segment
         stops = np.where(hazard > 0, hazard * exposed, 0.0)
-    exposed = np.where(np.isfinite(exposed), exposed, np.inf)
+    exposed = np.where(np.isfinite(exposed) & (exposed <= RUNAWAY_FACTOR * (work_hours + writes)), exposed, np.inf)
     return SpotRun(
         exposed_hours=exposed,
         checkpoint_write_hours=writes,

@@ -179,3 +179,19 @@ def test_headline_pairs_the_best_on_demand_with_the_best_safe_spot_option() -> N
     assert lines[0].startswith("best on-demand: aws 1 x p5.48xlarge") and lines[1].startswith("best spot:")
     only = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, pricing="on-demand")
     assert only.headline()[1] is None and len(only.headline_lines()) == 1
+
+
+def test_a_runaway_expected_time_counts_as_never_finishing() -> None:
+    # Finite in floating point (about 1e170 h) but over 100 x the work: no answer, not a number.
+    run = spot.run_on_spot(_one(10.0), _one(0.1), _one(1.0), _one(0.0), _one(3900.0), 1.0)
+    assert math.isinf(run.exposed_hours[0])
+    fine = spot.run_on_spot(_one(10.0), _one(0.1), _one(1.0), _one(0.0), _one(1.0), 1.0)
+    assert fine.exposed_hours[0] < 100 * 10
+
+
+def test_a_high_scenario_that_never_finishes_leaves_its_high_end_blank_and_flags() -> None:
+    # Restarts of 40 h: the expected scenario (0.1/node-hour) finishes, the high one (0.23) runs away.
+    row = _spot_row(tokens=2e9, interruption_rate_per_node_hour=0.1, restart_overhead_hours=40.0)
+    assert math.isfinite(row["time_to_solution_hours"])
+    assert math.isnan(row["cost_high_usd"]) and math.isnan(row["time_high_hours"])
+    assert row["spot_risky"]
