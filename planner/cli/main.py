@@ -58,6 +58,7 @@ FIELD_FLAGS: dict[str, str] = {
     "samples": "--tokens",
     "workload": "--workload",
     "default_interruption_rate": "--default-interruption-rate",
+    "interruption_rate_per_node_hour": "--interruption-rate",
 }
 COMMAND_FLAGS: dict[str, dict[str, str]] = {
     "compare": {"gpus": "--gpu", "instance_types": "--instance"},

@@ -51,10 +51,21 @@ MinMemoryOpt = Annotated[float | None, typer.Option("--min-gpu-memory", help="At
 MaxAgeOpt = Annotated[
     float | None, typer.Option("--max-age", help="Refuse a catalog older than this many hours (exit code 3).")
 ]
-ByOpt = Annotated[str, typer.Option("--by", help="Order by cost, time or cost-time (cost x time).")]
+ByOpt = Annotated[str, typer.Option("--by", help="Order by cost, time, cost-time (cost x time) or co2 (kgCO2e).")]
 TopOpt = Annotated[int | None, typer.Option("--top", "-k", help="Show the best K options (table: 20 by default).")]
 CheckpointOpt = Annotated[
-    float, typer.Option("--checkpoint-interval-hours", help="Hours between checkpoints (spot rework).")
+    float | None,
+    typer.Option(
+        "--checkpoint-interval-hours", help="Hours between checkpoints on spot (default: Young/Daly optimum)."
+    ),
+]
+InterruptionRateOpt = Annotated[
+    float | None,
+    typer.Option("--interruption-rate", help="Your own spot reclaims per node-hour; replaces the published bands."),
+]
+CheckpointStorageOpt = Annotated[
+    float | None,
+    typer.Option("--checkpoint-storage-gbps", help="Checkpoint write bandwidth per node, Gbit/s (default 10)."),
 ]
 RestartOpt = Annotated[float, typer.Option("--restart-overhead-hours", help="Hours to resume after a spot stop.")]
 StartupOpt = Annotated[
@@ -62,7 +73,17 @@ StartupOpt = Annotated[
 ]
 
 # What the table view shows (CSV and JSON carry every column).
-TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in ("zone", "energy_kwh", "price_as_of"))
+HIDDEN_IN_TABLE = (
+    "zone",
+    "energy_kwh",
+    "energy_low_kwh",
+    "energy_high_kwh",
+    "time_low_hours",
+    "time_high_hours",
+    "checkpoint_every_hours",
+    "price_as_of",
+)
+TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
 DEFAULT_TABLE_TOP = 20
 
 
@@ -77,6 +98,7 @@ def _payload(result: RankResult, table: Any) -> dict[str, Any]:
     return {
         "catalog_as_of": result.catalog_as_of,
         "message": result.message,
+        "headline": result.headline_lines(),
         "options": report.records(table),
         "excluded": report.records(result.excluded),
         "assumptions": result.assumptions,
@@ -146,9 +168,11 @@ def rank(
     measured: MeasuredOpt = None,
     measured_on: MeasuredOnOpt = None,
     efficiency: EfficiencyOpt = None,
-    checkpoint_interval_hours: CheckpointOpt = 1.0,
+    checkpoint_interval_hours: CheckpointOpt = None,
     restart_overhead_hours: RestartOpt = 0.25,
     startup_overhead_hours: StartupOpt = 0.25,
+    interruption_rate: InterruptionRateOpt = None,
+    checkpoint_storage_gbps: CheckpointStorageOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -178,9 +202,15 @@ def rank(
         checkpoint_interval_hours=checkpoint_interval_hours,
         restart_overhead_hours=restart_overhead_hours,
         startup_overhead_hours=startup_overhead_hours,
+        interruption_rate_per_node_hour=interruption_rate,
+        checkpoint_storage_gbps=checkpoint_storage_gbps,
         **extra,
     )
     total = len(result.table)
+    if fmt == "table" and output is None:
+        # The headline answer first: the best on-demand option beside the best spot option.
+        for line in result.headline_lines():
+            print(line)
     table = result.table.head(shown_top) if shown_top is not None else result.table
     title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
     _render(result, table, fmt, output, title, TABLE_VIEW)
@@ -216,9 +246,11 @@ def compare(
     measured: MeasuredOpt = None,
     measured_on: MeasuredOnOpt = None,
     efficiency: EfficiencyOpt = None,
-    checkpoint_interval_hours: CheckpointOpt = 1.0,
+    checkpoint_interval_hours: CheckpointOpt = None,
     restart_overhead_hours: RestartOpt = 0.25,
     startup_overhead_hours: StartupOpt = 0.25,
+    interruption_rate: InterruptionRateOpt = None,
+    checkpoint_storage_gbps: CheckpointStorageOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -245,9 +277,11 @@ def compare(
         checkpoint_interval_hours=checkpoint_interval_hours,
         restart_overhead_hours=restart_overhead_hours,
         startup_overhead_hours=startup_overhead_hours,
+        interruption_rate_per_node_hour=interruption_rate,
+        checkpoint_storage_gbps=checkpoint_storage_gbps,
         **extra,
     )
-    view = tuple(c for c in COMPARE_COLUMNS if c not in ("zone", "price_as_of", "energy_kwh"))
+    view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
     _render(result, result.table, fmt, output, f"{built.name}: best option of each, by {by}", view)
     _finish(result, fmt, shown=len(result.table), total=len(result.table))
 

@@ -42,7 +42,7 @@ def best_of_each(
             rows.append({"choice": name, "pricing": kind, "notes": reason})
             detail_rows.append({})
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
-    numeric = ("gpus_per_node", "expected_interruptions")
+    numeric = ("gpus_per_node", "expected_interruptions", "p_no_interruption", "co2_kg")
     for column in (c for c in TABLE_COLUMNS if c in numeric or c.endswith(("_usd", "_hours", "_kwh", "_per_hour"))):
         frame[column] = pd.to_numeric(frame[column])
     frame["rank"] = frame["rank"].astype("Int64")

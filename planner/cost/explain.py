@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
-from planner.cost.lines import (
-    DEFAULT_SPOT_MONTHLY,
-    HOURS_PER_MONTH,
-    SPOT_BUCKET_MONTHLY,
-    SPOT_BUCKETS,
-    billing_text,
-)
+from planner.cost.lines import SPOT_BUCKETS, billing_text
 from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES
+from planner.cost.spot import RUNAWAY_FACTOR
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,9 +20,8 @@ if TYPE_CHECKING:
 RESERVATION, NO_PRICE, MODEL, SPOT_NEVER, DEADLINE, BUDGET = range(1, 7)
 
 
-def monthly_share(rate_per_hour: float) -> float:
-    """Share of instances interrupted at least once a month at ``rate_per_hour``."""
-    return 1.0 - math.exp(-rate_per_hour * HOURS_PER_MONTH)
+# Where a provider's interruption label comes from, for the notes.
+SPOT_SOURCE = {"aws": "AWS Spot Advisor", "azure": "Azure eviction rate"}
 
 
 def describe_option(offers: pd.DataFrame, row: int, nodes: int, spot: int) -> str:
@@ -150,7 +143,10 @@ def summarise_exclusions(
         elif st == MODEL:
             reason = est_reason.get((f, n - 1), "not modelled")
         elif st == SPOT_NEVER:
-            reason = "spot interruptions would restart it faster than it checkpoints; it would never finish"
+            reason = (
+                "on spot, interruptions would stop it faster than it checkpoints: it would never finish "
+                f"(expected time over {RUNAWAY_FACTOR:g}x its work)"
+            )
         elif st == DEADLINE:
             reason = f"misses the {deadline_hours:g} h deadline (takes {hours_text(extreme)})"
         else:
@@ -186,73 +182,95 @@ def option_notes(
     nodes: npt.NDArray[np.int64],
     network: npt.NDArray[np.float64],
     flags: npt.NDArray[np.object_],
-    default_rate: float,
+    providers: npt.NDArray[np.object_],
+    risky: npt.NDArray[np.bool_],
+    wall_hours: npt.NDArray[np.float64],
+    spot_warning_hours: float | None,
 ) -> npt.NDArray[np.object_]:
-    """Short per-option notes: the spot interruption source, multi-node network, catalog flags.
+    """Short per-option notes: spot band and its source, risk flag, long spot run, multi-node network, catalog flags.
 
     Built once per distinct combination, then gathered: options outnumber the combinations by far.
     """
     import numpy as np
     import pandas as pd
 
+    from planner.cost.spot import band_for, spot_model
+
+    bound = spot_model().spot_warning_hours if spot_warning_hours is None else spot_warning_hours
+    long_run = spot & (wall_hours > bound)
     flag_codes, flag_names = pd.factorize(flags)
     network_codes, network_values = pd.factorize(network, use_na_sentinel=False)
-    n_networks, n_flags = len(network_values) + 1, len(flag_names) + 1
-    key = (
-        ((spot.astype(np.int64) * (len(SPOT_BUCKETS) + 1) + np.where(spot, bucket, 0)) * (int(nodes.max()) + 1) + nodes)
-        * n_networks
-        * n_flags
-        + network_codes * n_flags
-        + (flag_codes + 1)
-    )
-    combos, inverse = np.unique(key, return_inverse=True)
+    provider_codes, provider_names = pd.factorize(providers)
+    columns = [
+        spot.astype(np.int64),
+        np.where(spot, bucket, 0),
+        np.where(spot, provider_codes, 0),
+        risky & spot,
+        long_run,
+        nodes,
+        network_codes,
+        flag_codes + 1,  # -1 (no flags) -> 0
+    ]
+    # One integer per combination (mixed radix): a 1-d unique is far faster than a unique over rows.
+    digits = [np.asarray(c, dtype=np.int64) for c in columns]
+    radix = [int(d.max()) + 1 if len(d) else 1 for d in digits]
+    key = np.zeros(len(spot), dtype=np.int64)
+    for d, r in zip(digits, radix, strict=True):
+        key = key * r + d
+    unique_keys, inverse = np.unique(key, return_inverse=True)
+    combos = []
+    for value in unique_keys.tolist():
+        parts_of_key = []
+        for r in reversed(radix):
+            value, digit = divmod(value, r)
+            parts_of_key.append(digit)
+        combos.append(parts_of_key[::-1])
     texts: list[str] = []
-    for combo in combos.tolist():
-        flag_code = combo % n_flags - 1
-        network_code = combo // n_flags % n_networks
-        rest = combo // (n_flags * n_networks)
-        n = rest % (int(nodes.max()) + 1)
-        bucket_index = rest // (int(nodes.max()) + 1) % (len(SPOT_BUCKETS) + 1)
-        is_spot = rest // (int(nodes.max()) + 1) // (len(SPOT_BUCKETS) + 1)
+    for is_spot, bucket_index, provider_code, is_risky, is_long, n, network_code, flag_plus_one in combos:
+        flag_code = flag_plus_one - 1
         parts: list[str] = []
         if is_spot:
-            if bucket_index < len(SPOT_BUCKETS):
-                parts.append(f"spot interruptions {SPOT_BUCKETS[bucket_index]}/month (AWS Spot Advisor)")
-            else:
-                parts.append(f"spot interruptions assumed {monthly_share(default_rate):.0%}/month")
+            provider = str(provider_names[provider_code])
+            label = SPOT_BUCKETS[bucket_index] if bucket_index < len(SPOT_BUCKETS) else None
+            band = band_for(provider, label)
+            where = f"{label} on {SPOT_SOURCE.get(provider, provider)}" if label else "no published rate"
+            parts.append(f"spot {band} interruption band ({where})")
+            if is_risky:
+                parts.append("RISKY: the high scenario more than doubles time or cost")
+            if is_long:
+                parts.append(f"over {bound:g} h on spot: needs checkpoints and automatic restarts")
         if n > 1:
             parts.append(f"{n} nodes over {float(network_values[network_code]):g} Gbit/s")
         if flag_code >= 0 and flag_names[flag_code]:
             parts.append(str(flag_names[flag_code]))
         texts.append("; ".join(parts))
-    result: npt.NDArray[np.object_] = np.array(texts, dtype=object)[inverse.reshape(-1)]
+    result: npt.NDArray[np.object_] = np.array(texts, dtype=object)[np.asarray(inverse).reshape(-1)]
     return result
 
 
 def assumptions_for(workload: Workload, request: RankRequest) -> list[str]:
     """Every assumption behind a ranking's numbers, in words; the tables they come from are the only source."""
-    buckets = ", ".join(f"{label} -> {mid:.1%}" for label, (_, mid, _) in SPOT_BUCKET_MONTHLY.items())
-    rate = request.interruption_rate
     lines = [
         f"workload {workload.name}: {workload.default_work_text()}, {request.precision}",
         workload.software_text,
-        "time to solution = performance-model training time + start-up overhead + expected spot rework",
+        "time to solution = performance-model training time + start-up overhead + expected spot checkpoints, "
+        "rework, restarts and waits for capacity",
         f"start-up overhead {request.startup_overhead_hours:g} h per run (boot, image pull, data staging), billed",
         f"billing: {billing_text()}",
         "cost = instances x billed hours x price per instance-hour; totals are sums of the cost lines",
         "zones of one region collapse to the cheapest; prices are catalog prices (no discounts, storage or egress)",
     ]
     if request.pricing != "on-demand":
-        lines += [
-            f"spot: AWS Spot Advisor monthly interruption bucket -> expected share of instances reclaimed a month "
-            f"({buckets}, the open '>20%' bucket taken as 20-50%); bucket edges give cost_low/cost_high",
-            f"spot elsewhere (no Spot Advisor data): {monthly_share(rate):.1%} of instances reclaimed a month "
-            f"(range {DEFAULT_SPOT_MONTHLY[0]:.0%}-{DEFAULT_SPOT_MONTHLY[2]:.0%}); AWS's global average is '<10%'",
-            f"spot: a job on N instances stops when any is reclaimed; each interruption loses half a checkpoint "
-            f"interval ({request.checkpoint_interval_hours:g} h) of work plus {request.restart_overhead_hours:g} h "
-            "to restart",
-            "spot-only offerings are never priced on demand; reservation-only offerings are excluded",
-        ]
+        lines += spot_assumptions(
+            workload.params,
+            request.checkpoint_interval_hours,
+            request.restart_overhead_hours,
+            request.interruption_rate,
+            request.interruption_rate_per_node_hour,
+            request.checkpoint_storage_gbps,
+            request.spot_warning_hours,
+        )
+    lines += energy_assumptions()
     lines.append(ORDER_TEXT[request.by])
     return lines
 
@@ -261,4 +279,68 @@ ORDER_TEXT = {
     "cost": "ordered by expected cost, then time",
     "time": "ordered by expected time to solution, then cost",
     "cost-time": "ordered by cost x time (equal weight to both), then cost",
+    "co2": "ordered by expected kgCO2e per run, then cost",
 }
+
+
+def spot_assumptions(
+    params: float,
+    checkpoint_interval_hours: float | None,
+    restart_overhead_hours: float,
+    default_rate: float,
+    own_rate: float | None,
+    storage_gbps: float | None,
+    warning_hours: float | None,
+) -> list[str]:
+    """The spot model in words, each figure stated once with its source."""
+    from planner.cost.spot import default_band, hazard_bands, spot_model
+
+    model = spot_model()
+    bands = "; ".join(
+        f"{b.name} {b.expected:g} ({b.low:g}-{b.high:g}) from {b.source}" for b in hazard_bands().values()
+    )
+    gbps = model.checkpoint_storage_gbps if storage_gbps is None else storage_gbps
+    size_gb = params * model.checkpoint_bytes_per_param / 1e9
+    if own_rate is not None:
+        rate_text = f"spot: your interruption rate {own_rate:g} per node-hour replaces every band"
+    else:
+        rate_text = (
+            f"spot: AWS Spot Advisor buckets and Azure eviction bands choose a band (data/spot_bands.csv); offerings "
+            f"without one (all of Google Cloud) use the {default_band()} band at {default_rate:g} per node-hour"
+        )
+    interval = (
+        "the Young/Daly interval sqrt(2 x checkpoint time x mean time between stops)"
+        if checkpoint_interval_hours is None
+        else f"every {checkpoint_interval_hours:g} h (as set)"
+    )
+    wait_low, wait, wait_high = model.capacity_wait_hours
+    bound = model.spot_warning_hours if warning_hours is None else warning_hours
+    return [
+        f"spot hazard bands, reclaims per node-hour (low-high scenario): {bands}",
+        rate_text,
+        f"spot: a job on N nodes is stopped at node rate x N^{model.correlation_exponent:g}, not x N: reclaims "
+        f"arrive together ({model.sources['correlation_exponent']})",
+        f"spot: checkpoint of {size_gb:,.3g} GB ({model.checkpoint_bytes_per_param:g} bytes per parameter) written "
+        f"at {gbps:g} Gbit/s per node, {interval}; each stop redoes the work since the last checkpoint, then "
+        f"{restart_overhead_hours:g} h to restart plus reading the checkpoint back (Daly 2006 expected time)",
+        f"spot: after a stop the job waits on average {wait:g} h for capacity ({wait_low:g}-{wait_high:g} h), unbilled "
+        f"(SkyPilot spot-traces)",
+        "spot: cost_low/cost_high and time_low/time_high are the low and high scenarios (hazard band ends, the "
+        "model's fast and slow ends); spot_risky marks a high scenario that more than doubles the interruption-free "
+        f"time or cost; spot runs over {bound:g} h warn",
+        "spot-only offerings are never priced on demand; reservation-only offerings are excluded",
+    ]
+
+
+def energy_assumptions() -> list[str]:
+    from planner.cost.energy import node_factor, provider_pue
+
+    factor = node_factor()
+    pue = ", ".join(f"{p} {v:g}" for p, v in provider_pue().items())
+    return [
+        f"energy = GPUs x TDP x node factor {factor.expected:.2f} ({factor.low:.2f}-{factor.high:.2f}, fitted on "
+        f"{factor.points} measured 8-GPU nodes, mostly MLPerf Training power results) x PUE ({pue}) x hours the "
+        "nodes are held",
+        "co2_kg = energy x the region's grid carbon intensity (Google region-carbon-info 2024 for Google Cloud; "
+        "Cloud Carbon Footprint factors for AWS and Azure; the provider's average where a region is missing)",
+    ]

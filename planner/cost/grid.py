@@ -1,7 +1,8 @@
-"""Time and billed hours per (family, nodes, pricing, spot bucket): everything about an option but its price.
+"""Time, billed hours and energy per (family, nodes, pricing, spot label): everything about an option but its price.
 
-The grid is small (families x nodes x 2 x 6), so the spot and billing arithmetic runs once per cell; options
-then gather their cell and multiply by their own price.
+The grid is small (families x nodes x 2 x labels), so the spot, billing and energy arithmetic runs once per cell;
+options then gather their cell and multiply by their own price. Each spot cell is worked out under three
+scenarios (low, expected, high hazard, with the model's fast and slow ends): the cost band and the risk flag.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from planner.cost import energy, spot
 from planner.cost.families import Families, ModelGrid
-from planner.cost.lines import SPOT_BUCKETS, billed_hours, billing_steps, spot_rate_table, spot_wall_hours
+from planner.cost.lines import SPOT_BUCKETS, billed_hours, billing_steps
 
 if TYPE_CHECKING:
     import numpy as np
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
     FloatArray = npt.NDArray[np.float64]
 
-# Spot buckets of the grid: the Spot Advisor ones, then "no data" (the default rate).
+# Spot labels of the grid: the published ones (Spot Advisor buckets, Azure eviction bands), then "no label".
 N_BUCKETS = len(SPOT_BUCKETS) + 1
 
 
@@ -29,12 +31,21 @@ class CostGrid:
     max_nodes: int
     training_hours: FloatArray  # the model's time to solution
     work_hours: FloatArray  # training + start-up
-    wall_hours: FloatArray  # expected, spot rework included
+    wall_hours: FloatArray  # expected: start-up + held hours + unbilled waits for capacity
+    wall_low_hours: FloatArray
+    wall_high_hours: FloatArray  # NaN where the high scenario would never finish
     interruptions: FloatArray
+    p_no_interruption: FloatArray
+    checkpoint_interval_hours: FloatArray  # NaN where no checkpoint is needed (on demand, or one segment)
+    checkpoint_write_hours: FloatArray  # total hours spent writing checkpoints
+    wait_hours: FloatArray  # expected unbilled waits for capacity
     billed_hours: FloatArray  # per instance, rounded to the cloud's billing
     billed_low_hours: FloatArray
     billed_high_hours: FloatArray
-    energy_kwh: FloatArray
+    energy_kwh: FloatArray  # facility energy: node power x PUE x held hours
+    energy_low_kwh: FloatArray
+    energy_high_kwh: FloatArray
+    spot_risky: npt.NDArray[np.bool_]  # the high scenario more than doubles time or cost, or never finishes
     modelled: npt.NDArray[np.bool_]
     finishes: npt.NDArray[np.bool_]
 
@@ -56,18 +67,55 @@ class CostGrid:
         return result
 
 
+def bucket_bands(providers: npt.NDArray[np.object_]) -> list[list[str]]:
+    """The hazard band of each (family, spot label), the last label being "none published"."""
+    labels: list[str | None] = [*SPOT_BUCKETS, None]
+    return [[spot.band_for(str(p), label) for label in labels] for p in providers]
+
+
+def hazard_table(
+    fams: Families, default_interruption_rate: float, interruption_rate_per_node_hour: float | None
+) -> FloatArray:
+    """Reclaims per node-hour, shape (family, label, scenario low/expected/high).
+
+    The user's own rate replaces every band; ``default_interruption_rate`` rescales the default band. Either keeps
+    the default band's spread between its low and high scenarios.
+    """
+    import numpy as np
+
+    bands = spot.hazard_bands()
+    default = bands[spot.default_band()]
+    spread = np.array(default.rates()) / default.expected
+    table = np.array([[bands[b].rates() for b in row] for row in bucket_bands(fams.provider)], dtype=float)
+    table = table.reshape(len(fams), N_BUCKETS, 3)
+    if interruption_rate_per_node_hour is not None:
+        table[:, :, :] = interruption_rate_per_node_hour * spread
+    else:
+        table[:, -1, :] = default_interruption_rate * spread
+    result: FloatArray = table
+    return result
+
+
 def cost_grid(
     fams: Families,
     model: ModelGrid,
     *,
     startup_overhead_hours: float,
-    checkpoint_interval_hours: float,
+    checkpoint_interval_hours: float | None,
     restart_overhead_hours: float,
     default_interruption_rate: float,
+    interruption_rate_per_node_hour: float | None = None,
+    params: float = 0.0,
+    checkpoint_storage_gbps: float | None = None,
 ) -> CostGrid:
-    """Expected wall-clock and billed hours (with their low/high band) of every cell."""
+    """Expected wall-clock, billed hours and energy (with their low/high band) of every cell.
+
+    ``checkpoint_interval_hours`` None picks the Young/Daly interval per cell; ``params`` (the model's parameter
+    count) sizes the checkpoint, written at ``checkpoint_storage_gbps`` per node.
+    """
     import numpy as np
 
+    constants = spot.spot_model()
     max_nodes = model.hours.shape[1]
     shape = (len(fams), max_nodes, 2, N_BUCKETS)
 
@@ -77,36 +125,76 @@ def cost_grid(
     increment_s, minimum_s = billing_steps([str(p) for p in fams.provider])
     inc = np.broadcast_to(increment_s[:, None, None, None], shape)
     least = np.broadcast_to(minimum_s[:, None, None, None], shape)
-    rates = spot_rate_table(default_interruption_rate)  # (bucket, low/expected/high)
-    # On-demand cells (spot axis 0) are never interrupted.
-    spot_axis = np.array([0.0, 1.0])[None, None, :, None]
-    rate = [np.broadcast_to(spot_axis * rates[:, k][None, None, None, :], shape) for k in range(3)]
     nodes = np.broadcast_to(np.arange(1, max_nodes + 1, dtype=float)[None, :, None, None], shape)
-    ckpt, restart = checkpoint_interval_hours, restart_overhead_hours
+    # On-demand cells (spot axis 0) are never interrupted.
+    on_spot = np.broadcast_to(np.array([0.0, 1.0])[None, None, :, None], shape)
+    rates = hazard_table(fams, default_interruption_rate, interruption_rate_per_node_hour)
+    hazard = [
+        spot.job_hazard(on_spot * rates[:, None, None, :, k], nodes, constants.correlation_exponent) for k in range(3)
+    ]
+    gbps = constants.checkpoint_storage_gbps if checkpoint_storage_gbps is None else checkpoint_storage_gbps
+    checkpoint = spot.checkpoint_hours(params, nodes, gbps, constants.checkpoint_bytes_per_param)
+    restart = restart_overhead_hours + checkpoint  # provisioning and framework start-up, then read the checkpoint
+    if checkpoint_interval_hours is None:
+        interval = spot.young_daly_interval(checkpoint, hazard[1])
+    else:
+        interval = np.where(hazard[1] > 0, checkpoint_interval_hours, np.inf)
 
     hours = spread(model.hours)
-    work = hours + startup_overhead_hours
-    wall, interruptions = spot_wall_hours(work, rate[1], nodes, ckpt, restart)
-    wall_low, _ = spot_wall_hours(spread(model.hours_low) + startup_overhead_hours, rate[0], nodes, ckpt, restart)
-    wall_high, _ = spot_wall_hours(spread(model.hours_high) + startup_overhead_hours, rate[2], nodes, ckpt, restart)
-    wall_high = np.where(np.isfinite(wall_high), wall_high, wall)
+    runs = [
+        spot.run_on_spot(spread(h), hazard[k], interval, checkpoint, restart, constants.capacity_wait_hours[k])
+        for k, h in enumerate((model.hours_low, model.hours, model.hours_high))
+    ]
+    low, mid, high = runs
+
+    def wall_of(run: spot.SpotRun) -> FloatArray:
+        result: FloatArray = startup_overhead_hours + run.exposed_hours + run.wait_hours
+        return result
+
+    wall = wall_of(mid)
     finishes = np.isfinite(wall)
-    billed = billed_hours(np.where(finishes, wall, 0.0), inc, least)
-    billed_low = billed_hours(np.where(finishes, np.minimum(wall_low, wall), 0.0), inc, least)
-    billed_high = billed_hours(np.where(finishes, wall_high, 0.0), inc, least)
-    # Energy of the work actually done, rework included.
+    wall_low = np.minimum(wall_of(low), wall)
+    wall_high = np.maximum(wall_of(high), wall)
+    high_finishes = np.isfinite(wall_high)
+
+    def billed(exposed: FloatArray, ok: npt.NDArray[np.bool_]) -> FloatArray:
+        return billed_hours(np.where(ok, startup_overhead_hours + exposed, 0.0), inc, least)
+
+    billed_mid = billed(mid.exposed_hours, finishes)
+    billed_low = np.minimum(billed(low.exposed_hours, finishes), billed_mid)
+    billed_high = np.where(high_finishes, np.maximum(billed(high.exposed_hours, high_finishes), billed_mid), np.nan)
+    # Spot risk: the high scenario against the same run without interruptions (the model's slow end in both).
+    free = startup_overhead_hours + spread(model.hours_high)
     with np.errstate(invalid="ignore", divide="ignore"):
-        energy = spread(model.energy_kwh) * ((wall - startup_overhead_hours) / hours)
+        risky = (on_spot > 0) & (
+            ~high_finishes
+            | (wall_high > constants.risky_ratio * free)
+            | (billed_high > constants.risky_ratio * billed(spread(model.hours_high), finishes))
+        )
+
+    # Facility energy of the held hours (work, checkpoints, rework, restarts), at the fitted node factor's band.
+    factor = energy.node_factor()
+    node_kw = energy.node_power_kw(list(fams.gpu), fams.gpu_count, list(fams.provider))
+    fleet_kw = np.broadcast_to(node_kw[:, None, None, None], shape) * nodes
     return CostGrid(
         max_nodes=max_nodes,
         training_hours=hours.reshape(-1),
-        work_hours=work.reshape(-1),
+        work_hours=(hours + startup_overhead_hours).reshape(-1),
         wall_hours=wall.reshape(-1),
-        interruptions=interruptions.reshape(-1),
-        billed_hours=billed.reshape(-1),
+        wall_low_hours=wall_low.reshape(-1),
+        wall_high_hours=np.where(high_finishes, wall_high, np.nan).reshape(-1),
+        interruptions=mid.interruptions.reshape(-1),
+        p_no_interruption=mid.p_no_interruption.reshape(-1),
+        checkpoint_interval_hours=np.where(mid.checkpoint_write_hours > 0, interval, np.nan).reshape(-1),
+        checkpoint_write_hours=mid.checkpoint_write_hours.reshape(-1),
+        wait_hours=mid.wait_hours.reshape(-1),
+        billed_hours=billed_mid.reshape(-1),
         billed_low_hours=billed_low.reshape(-1),
         billed_high_hours=billed_high.reshape(-1),
-        energy_kwh=energy.reshape(-1),
+        energy_kwh=(fleet_kw * factor.expected * mid.exposed_hours).reshape(-1),
+        energy_low_kwh=(fleet_kw * factor.low * np.minimum(low.exposed_hours, mid.exposed_hours)).reshape(-1),
+        energy_high_kwh=np.where(high_finishes, fleet_kw * factor.high * high.exposed_hours, np.nan).reshape(-1),
+        spot_risky=np.asarray(risky).reshape(-1),
         modelled=~np.isnan(hours).reshape(-1),
         finishes=finishes.reshape(-1),
     )

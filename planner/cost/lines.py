@@ -1,23 +1,23 @@
-"""Named cost lines and the arithmetic behind them: billing granularity, spot interruptions, overheads.
+"""Named cost lines and the arithmetic behind them: billing granularity and the spot labels of the grid.
 
-Every function here is vectorised over numpy arrays, so ranking a whole catalog costs a few array operations.
+Every function here is vectorised over numpy arrays, so ranking a whole catalog costs a few array operations;
+the spot physics (hazard bands, checkpointing) lives in spot.py, energy and carbon in energy.py.
 A cost is a list of `CostLine` items (name, unit, quantity, unit price); a total is always their sum.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from planner.cost.spot import default_band, hazard_bands, spot_labels
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     FloatArray = npt.NDArray[np.float64]
-
-HOURS_PER_MONTH = 730.0
 
 # Billing granularity per cloud: (increment, minimum) in seconds for a running VM.
 # AWS: per-second billing for Linux instances with a 60 s minimum (EC2 On-Demand pricing page, 2024).
@@ -48,32 +48,11 @@ def billing_text() -> str:
     return "; ".join(f"{' and '.join(names)} {rule}" for rule, names in by_rule.items())
 
 
-# AWS Spot Advisor buckets ("frequency of interruption": share of instances reclaimed over the trailing
-# month) -> (low, expected, high) monthly probability. Edges from the bucket labels; the expected value is
-# the bucket's middle, and the open ">20%" bucket is assumed to span 20-50%. Assumption, not an AWS figure.
-SPOT_BUCKET_MONTHLY: dict[str, tuple[float, float, float]] = {
-    "<5%": (0.0, 0.025, 0.05),
-    "5-10%": (0.05, 0.075, 0.10),
-    "10-15%": (0.10, 0.125, 0.15),
-    "15-20%": (0.15, 0.175, 0.20),
-    ">20%": (0.20, 0.30, 0.50),
-}
-# Where no Spot Advisor bucket exists (Google Cloud, Azure, new AWS types): AWS's published global
-# average is "<10%" a month (spot advisor data file, global_rate, 2025-06); we assume 10% (5-30% range).
-DEFAULT_SPOT_MONTHLY: tuple[float, float, float] = (0.05, 0.10, 0.30)
-SPOT_BUCKETS: tuple[str, ...] = tuple(SPOT_BUCKET_MONTHLY)
-
-
-def monthly_to_hourly(probability: float) -> float:
-    """Poisson rate per instance-hour that gives ``probability`` of at least one interruption in a month."""
-    if probability <= 0:
-        return 0.0
-    if probability >= 1:
-        raise ValueError("a monthly interruption probability must be below 1")
-    return -math.log1p(-probability) / HOURS_PER_MONTH
-
-
-DEFAULT_INTERRUPTION_RATE = monthly_to_hourly(DEFAULT_SPOT_MONTHLY[1])
+# Interruption labels providers publish (AWS Spot Advisor buckets, Azure eviction-rate bands), from
+# data/spot_bands.csv; the grid has one spot axis entry per label plus one for "no label" (the default band).
+SPOT_BUCKETS: tuple[str, ...] = spot_labels()
+# Reclaims per node-hour where no label is published: the default band's expected rate (data/spot_hazard.csv).
+DEFAULT_INTERRUPTION_RATE = hazard_bands()[default_band()].expected
 
 
 @dataclass(frozen=True)
@@ -113,40 +92,3 @@ def billed_hours(hours: FloatArray, increment_s: FloatArray, minimum_s: FloatArr
     billed = np.ceil(np.round(hours * 3600.0 / increment_s, 6)) * increment_s
     result: FloatArray = np.maximum(billed, minimum_s) / 3600.0
     return result
-
-
-def spot_rate_table(default_rate: float) -> FloatArray:
-    """Interruption rates per instance-hour, shape (len(SPOT_BUCKETS) + 1, 3): (low, expected, high) per bucket.
-
-    The last row is the default for offerings without a Spot Advisor bucket, scaled to ``default_rate``.
-    """
-    import numpy as np
-
-    scale = default_rate / DEFAULT_INTERRUPTION_RATE
-    table = [[monthly_to_hourly(p) for p in SPOT_BUCKET_MONTHLY[bucket]] for bucket in SPOT_BUCKETS]
-    table.append([monthly_to_hourly(DEFAULT_SPOT_MONTHLY[0]) * scale, default_rate])
-    table[-1].append(monthly_to_hourly(DEFAULT_SPOT_MONTHLY[2]) * scale)
-    return np.array(table, dtype=float)
-
-
-def spot_wall_hours(
-    work_hours: FloatArray,
-    rate_per_instance_hour: FloatArray,
-    nodes: FloatArray,
-    checkpoint_interval_hours: float,
-    restart_overhead_hours: float,
-) -> tuple[FloatArray, FloatArray]:
-    """Expected wall-clock hours and interruptions of ``work_hours`` of work on spot capacity.
-
-    The job stops when any of its ``nodes`` is reclaimed (rate x nodes). Each interruption loses on average half
-    a checkpoint interval of work plus the restart overhead, and interruptions keep arriving during the rework:
-    wall = work / (1 - rate x nodes x loss). Where that loss reaches the whole run, the result is infinite.
-    """
-    import numpy as np
-
-    loss = np.minimum(checkpoint_interval_hours, work_hours) / 2.0 + restart_overhead_hours
-    pressure = rate_per_instance_hour * nodes * loss
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wall = np.where(pressure < 1.0, work_hours / (1.0 - pressure), np.inf)
-        interruptions = np.where(rate_per_instance_hour > 0, rate_per_instance_hour * nodes * wall, 0.0)
-    return wall, interruptions

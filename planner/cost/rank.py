@@ -237,12 +237,12 @@ def _constraint_exclusions(
 
 
 def _select_and_order(
-    options: _Options, ok: BoolArray, fams: Families, rows: _Rows, request: RankRequest
-) -> tuple[IntArray, BoolArray]:
-    """The options shown, in order, and which are on the cost-time Pareto front.
+    options: _Options, ok: BoolArray, fams: Families, rows: _Rows, grid: CostGrid, request: RankRequest
+) -> tuple[IntArray, BoolArray, FloatArray]:
+    """The options shown, in order, which are on the cost-time Pareto front, and their kgCO2e.
 
     One option per family, region, node count and pricing (the cheapest, then fastest, spot bucket's row); ordered by
-    cost, time or cost x time, ties by time/cost, then on-demand first, fewer nodes, catalog position.
+    cost, time, cost x time or CO2, ties by time/cost, then on-demand first, fewer nodes, catalog position.
     """
     import numpy as np
 
@@ -256,17 +256,43 @@ def _select_and_order(
     first_of_group = np.ones(len(order), dtype=bool)
     first_of_group[1:] = group[order][1:] != group[order][:-1]
     sel = sel[np.sort(order[first_of_group])]
+    co2 = _co2_kg(fams, grid, o, rows, sel)
     tie = (o.row[sel], o.nodes[sel], o.spot[sel])
     keys = {
         "cost": (*tie, o.wall[sel], o.cost[sel]),
         "time": (*tie, o.cost[sel], o.wall[sel]),
         "cost-time": (*tie, o.wall[sel], o.cost[sel], o.cost[sel] * o.wall[sel]),
+        "co2": (*tie, o.wall[sel], o.cost[sel], co2),
     }[request.by]
-    sel = sel[np.lexsort(keys)]
+    order = np.lexsort(keys)
+    sel, co2 = sel[order], co2[order]
     pareto = pareto_mask(o.cost[sel], o.wall[sel])
     if request.top is not None:
-        sel, pareto = sel[: request.top], pareto[: request.top]
-    return sel, pareto
+        sel, pareto, co2 = sel[: request.top], pareto[: request.top], co2[: request.top]
+    return sel, pareto, co2
+
+
+def _co2_kg(fams: Families, grid: CostGrid, options: _Options, rows: _Rows, sel: IntArray) -> FloatArray:
+    """kgCO2e of the options ``sel``: their facility energy x their region's grid intensity.
+
+    Each (provider, region) pair is looked up once: options far outnumber the pairs.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from planner.cost.energy import carbon_intensities
+
+    region_names = rows.region_names
+    provider_codes, provider_names = pd.factorize(fams.provider)
+    chosen = options.row[sel]
+    pair = provider_codes[fams.code[chosen]] * len(region_names) + rows.region_codes[chosen]
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    grams = carbon_intensities(
+        [str(provider_names[p // len(region_names)]) for p in pairs.tolist()],
+        [str(region_names[p % len(region_names)]) for p in pairs.tolist()],
+    )
+    result: FloatArray = grid.energy_kwh[options.cell[sel]] * grams[inverse.reshape(-1)] / 1000.0
+    return result
 
 
 def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimator: Estimator) -> RankResult:
@@ -288,6 +314,9 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         checkpoint_interval_hours=request.checkpoint_interval_hours,
         restart_overhead_hours=request.restart_overhead_hours,
         default_interruption_rate=request.interruption_rate,
+        interruption_rate_per_node_hour=request.interruption_rate_per_node_hour,
+        params=workload.params,
+        checkpoint_storage_gbps=request.checkpoint_storage_gbps,
     )
     rows = _rows(offers)
     options = _options(_zone_representatives(rows, fams, request.pricing), fams, rows, grid)
@@ -329,7 +358,7 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         )
         return empty_result(assumptions, None, message, [], excluded)
 
-    sel, pareto = _select_and_order(options, ok, fams, rows, request)
+    sel, pareto, co2 = _select_and_order(options, ok, fams, rows, grid, request)
     chosen = options.take(sel)
     table, details = _table(
         offers,
@@ -341,7 +370,8 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         pareto,
         rows.region_names.to_numpy(dtype=object)[rows.region_codes[chosen.row]],
         rows.bucket[chosen.row],
-        request.interruption_rate,
+        co2,
+        request.spot_warning_hours,
     )
     return RankResult(
         table=table,
@@ -370,7 +400,8 @@ def _table(
     pareto: npt.NDArray[np.bool_],
     regions: npt.NDArray[np.object_],
     bucket: npt.NDArray[np.int64],
-    default_interruption_rate: float,
+    co2: npt.NDArray[np.float64],
+    spot_warning_hours: float | None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The options table (TABLE_COLUMNS) and, row for row, the quantities of its cost lines."""
     import numpy as np
@@ -389,7 +420,15 @@ def _table(
 
     pricing = text(np.array(PRICING_NAMES, dtype=object)[spot])
     notes = explain.option_notes(
-        spot == 1, bucket, nodes, fams.network_gbps[family], taken("flags"), default_interruption_rate
+        spot == 1,
+        bucket,
+        nodes,
+        fams.network_gbps[family],
+        taken("flags"),
+        fams.provider[family],
+        grid.spot_risky[cells],
+        grid.wall_hours[cells],
+        spot_warning_hours,
     )
     table = pd.DataFrame(
         {
@@ -404,17 +443,26 @@ def _table(
             "pricing": pricing,
             "price_usd_per_hour": price,
             "time_to_solution_hours": grid.wall_hours[cells],
+            "time_low_hours": grid.wall_low_hours[cells],
+            "time_high_hours": grid.wall_high_hours[cells],
             "cost_usd": nodes * grid.billed_hours[cells] * price,
             "cost_low_usd": nodes * grid.billed_low_hours[cells] * price,
             "cost_high_usd": nodes * grid.billed_high_hours[cells] * price,
             "expected_interruptions": grid.interruptions[cells],
+            "p_no_interruption": grid.p_no_interruption[cells],
+            "checkpoint_every_hours": grid.checkpoint_interval_hours[cells],
+            "spot_risky": grid.spot_risky[cells],
             "energy_kwh": grid.energy_kwh[cells],
+            "energy_low_kwh": grid.energy_low_kwh[cells],
+            "energy_high_kwh": grid.energy_high_kwh[cells],
+            "co2_kg": co2,
             "pareto": pareto,
             "price_as_of": text(taken("as_of")),
             "notes": text(notes),
         },
         columns=list(TABLE_COLUMNS),
     )
+    held = grid.wall_hours[cells] - grid.wait_hours[cells]  # start-up + the hours the instances are held
     billing_notes = np.array([billing_note(str(p)) for p in fams.provider], dtype=object)
     details = pd.DataFrame(
         {
@@ -423,7 +471,10 @@ def _table(
             "price_usd_per_hour": price,
             "training_hours": grid.training_hours[cells],
             "startup_hours": grid.work_hours[cells] - grid.training_hours[cells],
-            "rework_hours": grid.wall_hours[cells] - grid.work_hours[cells],
+            "checkpoint_hours": grid.checkpoint_write_hours[cells],
+            "rework_hours": held - grid.work_hours[cells] - grid.checkpoint_write_hours[cells],
+            "wait_hours": grid.wait_hours[cells],
+            "held_hours": held,
             "wall_hours": grid.wall_hours[cells],
             "billed_hours": grid.billed_hours[cells],
             "billing": text(billing_notes[family]),

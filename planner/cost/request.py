@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from planner.perf.workloads import Workload
 
 PRICINGS = ("both", "on-demand", "spot")
-ORDERS = ("cost", "time", "cost-time")
+ORDERS = ("cost", "time", "cost-time", "co2")
 # Options grow with offerings x node counts; beyond this many instances the catalog's network figures say little.
 MAX_NODES = 64
-# Default spot interruption rate per instance-hour where no better figure exists (see planner.cost.lines).
+# Reclaims per node-hour for offerings without an interruption label (planner.cost.lines: the mid hazard band).
 _DEFAULT_RATE_FIELD = "default_interruption_rate"
 
 
@@ -70,11 +70,14 @@ class Estimator(Protocol):
 class RankRequest:
     """How to price and rank the options of one job; every field is checked when the request is made.
 
-    Times are hours, money USD per run. ``pricing``: both, on-demand or spot. ``by``: cost, time or cost-time.
+    Times are hours, money USD per run. ``pricing``: both, on-demand or spot. ``by``: cost, time, cost-time or co2.
     ``max_nodes``: consider 1 to this many instances joined by their network. ``top``: keep the best ``top``.
-    Spot: a job stops when any of its instances is reclaimed, loses half a checkpoint interval of work and
-    ``restart_overhead_hours`` per interruption; ``default_interruption_rate`` (per instance-hour) applies where the
-    catalog has no interruption figure.
+    Spot (planner.cost.spot): reclaims per node-hour come from a hazard band chosen by the offering's interruption
+    label, ``default_interruption_rate`` where it has none, or ``interruption_rate_per_node_hour`` (from one's own
+    history) everywhere; checkpoints of the job's state are written at ``checkpoint_storage_gbps`` per node every
+    ``checkpoint_interval_hours`` (None: the Young/Daly interval); each stop costs rework,
+    ``restart_overhead_hours`` and a wait for capacity. Spot runs longer than ``spot_warning_hours`` (None: the
+    data table's bound) carry a warning.
     """
 
     deadline_hours: float | None = None
@@ -84,10 +87,13 @@ class RankRequest:
     by: str = "cost"
     top: int | None = None
     precision: str = "bf16"
-    checkpoint_interval_hours: float = 1.0
+    checkpoint_interval_hours: float | None = None
     restart_overhead_hours: float = 0.25
     startup_overhead_hours: float = 0.25
     default_interruption_rate: float | None = None
+    interruption_rate_per_node_hour: float | None = None
+    checkpoint_storage_gbps: float | None = None
+    spot_warning_hours: float | None = None
     model: ModelOptions = field(default_factory=ModelOptions)
 
     def __post_init__(self) -> None:
@@ -100,7 +106,14 @@ class RankRequest:
         numbers = {
             "deadline_hours": checks.optional_number("deadline_hours", self.deadline_hours),
             "budget_usd": checks.optional_number("budget_usd", self.budget_usd),
-            "checkpoint_interval_hours": checks.number("checkpoint_interval_hours", self.checkpoint_interval_hours),
+            "checkpoint_interval_hours": checks.optional_number(
+                "checkpoint_interval_hours", self.checkpoint_interval_hours
+            ),
+            "interruption_rate_per_node_hour": checks.optional_number(
+                "interruption_rate_per_node_hour", self.interruption_rate_per_node_hour, allow_zero=True
+            ),
+            "checkpoint_storage_gbps": checks.optional_number("checkpoint_storage_gbps", self.checkpoint_storage_gbps),
+            "spot_warning_hours": checks.optional_number("spot_warning_hours", self.spot_warning_hours),
             "restart_overhead_hours": checks.number(
                 "restart_overhead_hours", self.restart_overhead_hours, allow_zero=True
             ),
@@ -122,7 +135,7 @@ class RankRequest:
 
     @property
     def interruption_rate(self) -> float:
-        """The default spot interruption rate per instance-hour, with the default filled in."""
+        """The spot reclaim rate per node-hour for offerings without an interruption label, default filled in."""
         return float(self.default_interruption_rate or 0.0)
 
     @classmethod

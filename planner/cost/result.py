@@ -24,11 +24,19 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "pricing",
     "price_usd_per_hour",
     "time_to_solution_hours",
+    "time_low_hours",
+    "time_high_hours",
     "cost_usd",
     "cost_low_usd",
     "cost_high_usd",
     "expected_interruptions",
+    "p_no_interruption",
+    "checkpoint_every_hours",
+    "spot_risky",
     "energy_kwh",
+    "energy_low_kwh",
+    "energy_high_kwh",
+    "co2_kg",
     "pareto",
     "price_as_of",
     "notes",
@@ -76,6 +84,43 @@ class RankResult:
             for row in self.table.to_dict("records")
         ]
 
+    def headline(self) -> tuple[pd.Series | None, pd.Series | None]:
+        """The headline pair: the best on-demand option beside the best spot option (None where there is none).
+
+        "Best" follows the table's order; a spot option that is not flagged risky is preferred over a risky one.
+        """
+        if self.empty:
+            return None, None
+        pricing = self.table["pricing"]
+        on_demand = self.table[pricing == "on-demand"]
+        spot = self.table[pricing == "spot"]
+        safe = spot[~spot["spot_risky"].astype(bool)]
+        best_spot = safe if len(safe) else spot
+        return (
+            on_demand.iloc[0] if len(on_demand) else None,
+            best_spot.iloc[0] if len(best_spot) else None,
+        )
+
+    def headline_lines(self) -> list[str]:
+        """The headline pair in words, one line each: what it costs, how long it takes, how risky the spot run is."""
+        lines = []
+        for row in self.headline():
+            if row is None:
+                continue
+            text = (
+                f"best {row['pricing']}: {row['provider']} {int(row['nodes'])} x {row['instance_type']} "
+                f"({row['region']}), ${row['cost_usd']:,.0f} in {row['time_to_solution_hours']:,.1f} h"
+            )
+            if row["pricing"] == "spot":
+                high = row["cost_high_usd"]
+                band = f"${row['cost_low_usd']:,.0f}-{high:,.0f}" if high == high else "no upper bound"
+                text += (
+                    f" (cost {band}; {row['expected_interruptions']:.2g} interruptions expected, "
+                    f"P(none) {row['p_no_interruption']:.0%}{'; RISKY' if row['spot_risky'] else ''})"
+                )
+            lines.append(text)
+        return lines
+
     def cost_lines(self, rank: int) -> list[CostLine]:
         """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""
         matches = (self.table["rank"] == rank).fillna(False).to_numpy(dtype=bool).nonzero()[0]
@@ -114,15 +159,26 @@ def lines_for(row: pd.Series) -> list[CostLine]:
         CostLine(f"{pricing} compute: start-up", "instance-hour", nodes * float(row["startup_hours"]), price),
     ]
     if pricing == "spot":
+        if float(row["checkpoint_hours"]) > 0:
+            lines.append(
+                CostLine(
+                    "spot compute: writing checkpoints", "instance-hour", nodes * float(row["checkpoint_hours"]), price
+                )
+            )
         lines.append(
             CostLine(
-                "spot compute: expected rework after interruptions",
+                "spot compute: expected rework and restarts after interruptions",
                 "instance-hour",
                 nodes * float(row["rework_hours"]),
                 price,
             )
         )
-    rounding = nodes * (float(row["billed_hours"]) - float(row["wall_hours"]))
+        if float(row["wait_hours"]) > 0:
+            # Shown for the time it takes; nothing is billed while the instances are released.
+            lines.append(
+                CostLine("spot: waiting for capacity (unbilled)", "instance-hour", nodes * float(row["wait_hours"]), 0)
+            )
+    rounding = nodes * (float(row["billed_hours"]) - float(row["held_hours"]))
     lines.append(CostLine(f"billing rounding ({row['billing']})", "instance-hour", rounding, price))
     return lines
 

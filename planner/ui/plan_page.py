@@ -40,7 +40,7 @@ def _inputs(catalog: pd.DataFrame) -> dict[str, Any] | None:
         providers = right.multiselect("Providers", ["aws", "gcp", "azure"], default=[])
         gpus = right.multiselect("GPUs", sorted(catalog["gpu"].unique()), default=[])
         max_nodes = right.slider("Max nodes", min_value=1, max_value=16, value=1)
-        by = right.radio("Order by", ["cost", "time", "cost-time"], horizontal=True)
+        by = right.radio("Order by", ["cost", "time", "cost-time", "co2"], horizontal=True)
         submitted = st.form_submit_button("Rank offerings", type="primary")
     if not submitted and "plan_args" not in st.session_state:
         return None
@@ -103,11 +103,25 @@ def render_plan_page() -> None:
             f"**Best option ({args['by']}):** {best['provider']} `{best['instance_type']}` x{int(best['nodes'])} "
             f"in {best['region']}, {best['pricing']}: {gpus} x {best['gpu']}"
         )
-        cols = st.columns(4)
-        cols[0].metric("Cost per run", f"${best['cost_usd']:,.0f}")
-        cols[1].metric("Time to solution", f"{best['time_to_solution_hours']:,.1f} h")
-        cols[2].metric("Price per hour", f"${best['price_usd_per_hour'] * best['nodes']:,.2f}")
-        cols[3].metric("Cost range", f"${best['cost_low_usd']:,.0f}-{best['cost_high_usd']:,.0f}")
+        # The headline pair: the best on-demand option beside the best spot option, with the spot run's risk.
+        for column, row in zip(st.columns(2), result.headline(), strict=True):
+            if row is None:
+                continue
+            column.markdown(
+                f"**Best {row['pricing']}:** {row['provider']} `{row['instance_type']}` x{int(row['nodes'])}"
+            )
+            column.metric(
+                "Cost per run",
+                f"${row['cost_usd']:,.0f}",
+                help=f"low-high scenario: ${row['cost_low_usd']:,.0f}-{row['cost_high_usd']:,.0f}",
+            )
+            column.metric("Time to solution", f"{row['time_to_solution_hours']:,.1f} h")
+            if row["pricing"] == "spot":
+                risk = "; **risky**: the high scenario more than doubles time or cost" if row["spot_risky"] else ""
+                column.caption(
+                    f"{row['expected_interruptions']:.2g} interruptions expected, "
+                    f"P(none) {row['p_no_interruption']:.0%}{risk}"
+                )
         st.subheader(f"{len(table)} options, {int(table['pareto'].sum())} on the cost/time Pareto front")
         st.altair_chart(_chart(table), use_container_width=True)
         st.dataframe(table[[c for c in SHOWN_COLUMNS if c in table.columns]], hide_index=True)

@@ -98,6 +98,8 @@ def test_rank_with_no_option_explains_and_exits_1(stored: Path, cli: CliRun) -> 
         (["--provider", "oracle"], "unknown provider 'oracle'"),
         (["--budget-usd", "-3"], "--budget-usd must be a positive number"),
         (["--format", "xml"], "--format must be one of table, csv, json"),
+        (["--by", "carbon"], "--by must be one of cost, time, cost-time, co2"),
+        (["--interruption-rate", "-0.1"], "--interruption-rate must be zero or more"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(stored: Path, args: list[str], text: str, cli: CliRun) -> None:
@@ -128,3 +130,22 @@ def test_compare_instances_side_by_side(stored: Path, cli: CliRun) -> None:
     assert rows[3]["cost_usd"] == ""
     assert rows[3]["notes"] == "no spot offering in the catalog"
     assert float(rows[0]["cost_usd"]) < float(rows[2]["cost_usd"])  # same GPUs, $55.04/h against $88/h
+
+
+def test_rank_table_starts_with_the_headline_pair(stored: Path, cli: CliRun) -> None:
+    code, out, _ = cli(*["rank", *JOB, "--top", "3"])
+    assert code == 0
+    first, second = out.splitlines()[:2]
+    assert first.startswith("best on-demand: ") and "$" in first
+    assert second.startswith("best spot: ") and "interruptions expected, P(none)" in second
+
+
+def test_rank_by_co2_with_own_interruption_rate(stored: Path, cli: CliRun) -> None:
+    code, out, _ = cli(*["rank", *JOB, "--format", "json", "--by", "co2", "--interruption-rate", "0"])
+    assert code == 0
+    payload = json.loads(out)
+    co2 = [o["co2_kg"] for o in payload["options"]]
+    assert co2 == sorted(co2)
+    assert all(o["expected_interruptions"] == 0 for o in payload["options"])
+    assert payload["headline"][0].startswith("best on-demand: ")
+    assert any("your interruption rate 0 per node-hour" in line for line in payload["assumptions"])

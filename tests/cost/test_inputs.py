@@ -74,13 +74,14 @@ def test_missed_deadline_names_the_fastest_option() -> None:
 def test_budget_too_small_names_the_cheapest_option() -> None:
     result = _rank(budget_usd=50.0)
     assert result.message is not None
-    assert result.message.startswith("no offering fits a $50.00 budget; the cheapest costs $180.89 on aws p4d.24xlarge")
+    assert result.message.startswith("no offering fits a $50.00 budget; the cheapest costs $208.34 on aws p5.48xlarge")
 
 
 def test_deadline_and_budget_each_possible_but_not_together() -> None:
-    result = _rank(deadline_hours=10.0, budget_usd=190.0)
+    # H100 spot costs $208 in 7.6 h (waits for capacity included); H100 on demand $396 in 7.2 h.
+    result = _rank(deadline_hours=7.5, budget_usd=250.0)
     assert result.message is not None
-    assert result.message.startswith("no offering meets both a 10-hour deadline and a $190.00 budget")
+    assert result.message.startswith("no offering meets both a 7.5-hour deadline and a $250.00 budget")
 
 
 def test_filters_that_match_nothing_say_so() -> None:

@@ -56,8 +56,8 @@ constraints = st.fixed_dictionaries(
         "budget_usd": st.one_of(st.none(), st.floats(10.0, 5000.0)),
         "pricing": st.sampled_from(["both", "on-demand", "spot"]),
         "max_nodes": st.integers(1, 3),
-        "by": st.sampled_from(["cost", "time", "cost-time"]),
-        "checkpoint_interval_hours": st.floats(0.1, 12.0),
+        "by": st.sampled_from(["cost", "time", "cost-time", "co2"]),
+        "checkpoint_interval_hours": st.one_of(st.none(), st.floats(0.1, 12.0)),
     }
 )
 
@@ -84,14 +84,27 @@ def test_ranking_invariants(specs: list[dict[str, Any]], options: dict[str, Any]
     assert (nodes <= options["max_nodes"]).all()
     if options["pricing"] != "both":
         assert (table["pricing"] == options["pricing"]).all()
-    # Expected cost is at least price x instances x expected time (billing only rounds up).
-    assert (cost >= price * nodes * time * (1 - 1e-12)).all()
+    # Expected cost is at least price x instances x the hours the instances are held (billing only rounds up);
+    # waits for spot capacity are wall time but unbilled.
+    held = result.details["held_hours"].to_numpy(dtype=float)
+    assert (held <= time + 1e-9).all()
+    assert (cost >= price * nodes * held * (1 - 1e-12)).all()
     spot = (table["pricing"] == "spot").to_numpy()
     assert (table["expected_interruptions"].to_numpy()[~spot] == 0).all()
+    assert (table["p_no_interruption"].to_numpy()[~spot] == 1).all()
+    assert table["p_no_interruption"].between(0, 1).all()
+    assert not table["spot_risky"].to_numpy(dtype=bool)[~spot].any()
     assert (table["cost_low_usd"] <= table["cost_usd"] + 1e-9).all()
-    assert (table["cost_high_usd"] >= table["cost_usd"] - 1e-9).all()
+    # The high end is NaN only where the high scenario never finishes, and then the option is flagged.
+    high = table["cost_high_usd"].to_numpy(dtype=float)
+    assert table["spot_risky"].to_numpy(dtype=bool)[np.isnan(high)].all()
+    assert (np.nan_to_num(high, nan=np.inf) >= cost - 1e-9).all()
+    assert (table["time_low_hours"] <= table["time_to_solution_hours"] + 1e-9).all()
+    assert (table["energy_low_kwh"] <= table["energy_kwh"] + 1e-9).all()
+    assert (table["co2_kg"] > 0).all()
     # Ordered by the chosen key.
-    key = {"cost": cost, "time": time, "cost-time": cost * time}[options["by"]]
+    co2 = table["co2_kg"].to_numpy(dtype=float)
+    key = {"cost": cost, "time": time, "cost-time": cost * time, "co2": co2}[options["by"]]
     assert (np.diff(key) >= -1e-9 * np.abs(key[1:])).all()
     # Pareto flags: brute force.
     for i in range(len(table)):

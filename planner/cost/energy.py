@@ -1,0 +1,100 @@
+"""Energy and carbon of a run: node wall power from MLPerf Training power logs, provider PUE, region grid intensity.
+
+node power (kW) = GPUs per node x GPU TDP x node factor; the node factor (median, with min-max band) is fitted on
+measured nodes (data/node_power.csv: measured node power / the GPUs' summed TDP). Facility energy = node energy x
+the provider's PUE (data/provider_pue.csv). kgCO2e = facility kWh x the region's grid carbon intensity
+(data/region_carbon.csv: Google's region-carbon-info for Google Cloud, Cloud Carbon Footprint's factors for AWS
+and Azure); regions missing from the table use the provider's average row ("*").
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from planner._data import data_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+
+# Used where a provider has no PUE row: the highest of the three published figures, to err on the high side.
+FALLBACK_PUE = 1.185
+
+
+@dataclass(frozen=True)
+class NodeFactor:
+    """Measured node power / the GPUs' summed TDP: the median of the fit points and their range."""
+
+    low: float
+    expected: float
+    high: float
+    points: int
+
+
+@functools.cache
+def node_factor() -> NodeFactor:
+    """The node power factor fitted on data/node_power.csv."""
+    import statistics
+
+    with open(data_dir() / "node_power.csv", encoding="utf-8", newline="") as handle:
+        ratios = [
+            float(row["node_power_kw"]) * 1000.0 / (float(row["gpus"]) * float(row["gpu_tdp_w"]))
+            for row in csv.DictReader(handle)
+        ]
+    return NodeFactor(min(ratios), statistics.median(ratios), max(ratios), len(ratios))
+
+
+@functools.cache
+def provider_pue() -> dict[str, float]:
+    with open(data_dir() / "provider_pue.csv", encoding="utf-8", newline="") as handle:
+        return {row["provider"]: float(row["pue"]) for row in csv.DictReader(handle)}
+
+
+@functools.cache
+def _carbon_table() -> dict[tuple[str, str], float]:
+    with open(data_dir() / "region_carbon.csv", encoding="utf-8", newline="") as handle:
+        return {(row["provider"], row["region"]): float(row["grid_gco2e_per_kwh"]) for row in csv.DictReader(handle)}
+
+
+def carbon_intensity(provider: str, region: str) -> tuple[float, bool]:
+    """Grid gCO2e per kWh of a region, and whether it is the region's own figure (False: the provider's average)."""
+    table = _carbon_table()
+    found = table.get((provider, region))
+    if found is not None:
+        return found, True
+    return table.get((provider, "*"), float("nan")), False
+
+
+def carbon_intensities(providers: Sequence[str], regions: Sequence[str]) -> FloatArray:
+    """gCO2e per kWh for each (provider, region) pair; NaN for an unknown provider."""
+    import numpy as np
+
+    cache: dict[tuple[str, str], float] = {}
+    values = []
+    for provider, region in zip(providers, regions, strict=True):
+        key = (str(provider), str(region))
+        if key not in cache:
+            cache[key] = carbon_intensity(*key)[0]
+        values.append(cache[key])
+    return np.array(values, dtype=float)
+
+
+def node_power_kw(gpus: Sequence[str], gpus_per_node: FloatArray, providers: Sequence[str]) -> FloatArray:
+    """Facility power of one node at the node factor 1: GPUs x TDP x PUE, kW (NaN for a GPU without specs)."""
+    import numpy as np
+
+    from planner.hardware import gpu_table
+
+    specs = gpu_table()
+    pue = provider_pue()
+    tdp = np.array([specs[str(g)].tdp_w if str(g) in specs else np.nan for g in gpus], dtype=float)
+    facility = np.array([pue.get(str(p), FALLBACK_PUE) for p in providers], dtype=float)
+    result: FloatArray = np.asarray(gpus_per_node, dtype=float) * tdp * facility / 1000.0
+    return result
