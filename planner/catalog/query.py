@@ -45,6 +45,7 @@ OFFER_COLUMNS: tuple[str, ...] = (
     "price_per_gpu_usd_per_hour",
     "spot_interruption",
     "availability",
+    "available_now",
     "as_of",
 )
 
@@ -63,6 +64,8 @@ class OfferFilter:
     spot: bool = False
     sort: str = "price"
     by_zone: bool = False
+    # Only offerings whose cloud reported capacity at the last refresh (available_now "true"); unknown is excluded.
+    available_only: bool = False
     notes: list[str] = field(default_factory=list)
 
 
@@ -160,6 +163,14 @@ def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame,
         mask &= frame["spot_price_usd_per_hour"].notna().to_numpy()
     if spec.max_price_usd_per_hour is not None:
         mask &= (frame[price_column] <= spec.max_price_usd_per_hour).to_numpy()
+    if spec.available_only:
+        considered = frame.loc[mask]
+        known = set(considered.loc[considered["available_now"] != "unknown", "provider"])
+        silent = sorted(set(considered["provider"]) - known)
+        if silent:
+            # Say so rather than let a whole cloud vanish without a reason.
+            notes.append(f"left out {', '.join(silent)}: no capacity figure (only lambda reports capacity on refresh)")
+        mask &= (frame["available_now"] == "true").to_numpy()
 
     result = frame.loc[mask]
     if not spec.by_zone:
