@@ -82,4 +82,7 @@ def test_partial_refresh_exits_3_and_prints_the_json_report(no_cloud_credentials
 def test_unknown_provider_is_bad_input() -> None:
     result = CliRunner().invoke(app, ["catalog", "refresh", "--provider", "oracle"])
     assert result.exit_code != 0
-    assert "--provider must be one of aws, gcp, azure, lambda, paperspace or all, got 'oracle'" in str(result.exception) + result.stderr
+    assert (
+        "--provider must be one of aws, gcp, azure, lambda, paperspace or all, got 'oracle'"
+        in str(result.exception) + result.stderr
+    )
