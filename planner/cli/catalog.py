@@ -141,7 +141,9 @@ def status(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
 def history(
     instance: Annotated[str, typer.Option("--instance", "-i", help="Instance type, e.g. p5.48xlarge.")],
     region: Annotated[str, typer.Option("--region", "-r", help="Region code, e.g. us-east-1.")],
-    provider: Annotated[str | None, typer.Option("--provider", "-p", help="aws, gcp or azure.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", "-p", help="aws, gcp, azure, lambda or paperspace.")
+    ] = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
