@@ -213,3 +213,14 @@ def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     report = refresh("azure", regions=["eastus", "westus2"], store=tmp_path / "c.sqlite", clients={"azure": _azure()})
     assert report.exit_code == 0
     assert "azure" in screen.getvalue() and "2/2" in screen.getvalue()
+
+
+def test_refresh_routes_the_region_codes_of_every_provider() -> None:
+    # refresh.py picks the clouds a --region belongs to by pattern; a provider without one makes
+    # `gpuplan catalog refresh --region X` fail with a KeyError.
+    from planner.providers.refresh import REGION_PATTERNS
+
+    assert set(REGION_PATTERNS) == set(REGISTRY)
+    samples = {"lambda": ("us-east-1", "europe-central-1"), "paperspace": ("nyc2", "tor1", "atl1")}
+    for name, codes in samples.items():
+        assert all(REGION_PATTERNS[name].match(code) for code in codes), name
