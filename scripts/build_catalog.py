@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
-from planner.catalog.schema import COLUMN_NAMES, PROVIDERS  # noqa: E402
+from planner.catalog.schema import COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION  # noqa: E402
 from planner.catalog.validate import Rejected, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
@@ -333,7 +333,7 @@ def build(reference: Path) -> BuildResult:
     notes.extend(gcp_notes)
     raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": _azure_rows(reference)}
     out: dict[str, list[dict[str, Any]]] = {}
-    for provider in PROVIDERS:
+    for provider in UPSTREAMS:
         rows = _add_family_facts(raw[provider])
         rows, excluded = apply_corrections(rows, provider)
         left_out.extend(excluded)
@@ -362,11 +362,27 @@ def render_csv(rows: Iterable[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
+def bundled_manifest_entries() -> dict[str, Any]:
+    """The manifest entries of the bundled catalog, so a builder can keep the providers it does not build."""
+    path = REPO / "data" / "catalog" / "manifest.json"
+    if not path.is_file():
+        return {}
+    entries: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["providers"]
+    return entries
+
+
+def render_manifest(entries: dict[str, Any]) -> str:
+    """manifest.json with ``entries`` in provider order, over the bundled entries of the other providers."""
+    merged = {**bundled_manifest_entries(), **entries}
+    ordered = {p: merged[p] for p in PROVIDERS if p in merged}
+    return json.dumps({"schema_version": SCHEMA_VERSION, "providers": ordered}, indent=2, sort_keys=False) + "\n"
+
+
 def render(result: BuildResult) -> dict[str, str]:
-    """File name -> content of every output file."""
+    """File name -> content of every output file (the manifest keeps the entries of the GPU clouds' builder)."""
     files: dict[str, str] = {}
-    manifest: dict[str, Any] = {"schema_version": 1, "providers": {}}
-    for provider in PROVIDERS:
+    manifest: dict[str, Any] = {"providers": {}}
+    for provider in UPSTREAMS:
         name = f"{provider}.csv"
         content = render_csv(result.rows[provider])
         files[name] = content
@@ -378,14 +394,14 @@ def render(result: BuildResult) -> dict[str, str]:
             "as_of": upstream.as_of,
             "rows": len(result.rows[provider]),
         }
-    files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+    files["manifest.json"] = render_manifest(manifest["providers"])
     return files
 
 
 def summary(result: BuildResult) -> str:
     """Rows per provider, and every row left out, grouped by reason."""
     lines = []
-    for provider in PROVIDERS:
+    for provider in UPSTREAMS:
         rows = result.rows[provider]
         regions = len({r["region"] for r in rows})
         lines.append(f"{provider}: {len(rows)} rows, {regions} regions")

@@ -32,6 +32,27 @@ def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return home
 
 
+@pytest.fixture
+def no_bundled_catalog(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled data without its offering catalog: a fixture store of a few providers is then the whole catalog
+    (the store seeds every provider without a snapshot from the bundle, and the bundle grows with each cloud)."""
+    import json
+
+    from planner._data import data_dir
+    from planner.catalog.schema import SCHEMA_VERSION
+
+    source = data_dir()
+    target = tmp_path_factory.mktemp("data")
+    for item in source.iterdir():
+        if item.name != "catalog":
+            (target / item.name).symlink_to(item)
+    (target / "catalog").mkdir()
+    manifest = {"schema_version": SCHEMA_VERSION, "providers": {}}
+    (target / "catalog" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.setenv("GPUPLAN_DATA_DIR", str(target))
+    return target
+
+
 CliRun = Callable[..., tuple[int, str, str]]
 
 

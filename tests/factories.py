@@ -29,6 +29,8 @@ def make_offer(**overrides: Any) -> dict[str, Any]:
         "availability": "on-demand",
         "price_source": "test",
         "as_of": "2026-11-01T00:00:00+00:00",
+        "available_now": "unknown",
+        "available_checked_at": None,
         "flags": "",
     }
     row.update(overrides)

@@ -24,7 +24,7 @@ CliRun = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def small_catalog(isolated_store: Path) -> Path:
+def small_catalog(isolated_store: Path, no_bundled_catalog: Path) -> Path:
     """Three providers' live snapshots (so the bundled one is not seeded), with a formula-looking name."""
     rows = {
         "aws": [

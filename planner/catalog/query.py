@@ -49,6 +49,7 @@ OFFER_COLUMNS: tuple[str, ...] = (
     "price_per_gpu_usd_per_hour",
     "spot_interruption",
     "availability",
+    "available_now",
     "as_of",
     "stale",
 )
@@ -69,6 +70,8 @@ class OfferFilter:
     spot: bool = False
     sort: str = "price"
     by_zone: bool = False
+    # Only offerings whose cloud reported capacity at the last refresh (available_now "true"); unknown is excluded.
+    available_only: bool = False
 
 
 # The library argument each OfferFilter field comes from, for error messages.
@@ -170,6 +173,14 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
         mask &= frame["spot_price_usd_per_hour"].notna().to_numpy()
     if limits["max_price_usd_per_hour"] is not None:
         mask &= (frame[price_column] <= limits["max_price_usd_per_hour"]).to_numpy()
+    if spec.available_only:
+        considered = frame.loc[mask]
+        known = set(considered.loc[considered["available_now"] != "unknown", "provider"])
+        silent = sorted(set(considered["provider"]) - known)
+        if silent:
+            # Say so rather than let a whole cloud vanish without a reason.
+            notes.append(f"left out {', '.join(silent)}: no capacity figure (only lambda reports capacity on refresh)")
+        mask &= (frame["available_now"] == "true").to_numpy()
     kept = frame if mask.all() else frame.loc[mask]
     return Selection(offers=kept, notes=notes, asked=_describe(spec))
 

@@ -37,6 +37,10 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
     "aws": re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"),
     "gcp": re.compile(r"^[a-z]+-[a-z]+\d+$"),
     "azure": re.compile(r"^[a-z][a-z0-9]*$"),
+    # Lambda names regions like AWS (us-east-1, europe-central-1): such a code goes to both clouds.
+    "lambda": re.compile(r"^[a-z]+(-[a-z]+)?-\d+$"),
+    # DigitalOcean slugs (nyc2, tor1, atl1) also match Azure's loose pattern: such a code goes to both.
+    "paperspace": re.compile(r"^[a-z]{3}\d$"),
 }
 SUMMARY_REJECTED_LINES = 20
 

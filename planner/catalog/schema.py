@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCHEMA_VERSION = 1
+# 2 added available_now and available_checked_at; rows stored under version 1 read as available_now
+# "unknown" with no check time (the store migrates them in place, see store.py).
+SCHEMA_VERSION = 2
 
-PROVIDERS = ("aws", "gcp", "azure")
+PROVIDERS = ("aws", "gcp", "azure", "lambda", "paperspace")
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 AVAILABILITY = ("on-demand", "spot-only", "reservation-only")
 
@@ -26,6 +28,8 @@ def availability_allows(availability: str, *, spot: bool) -> bool:
 
 # AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
 SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
+# Whether the cloud said, at available_checked_at, that it can launch the offering right now.
+AVAILABLE_NOW = ("true", "false", "unknown")
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("provider", "text", False, "aws, gcp or azure"),
+    Column("provider", "text", False, "aws, gcp, azure, lambda or paperspace"),
     Column("instance_type", "text", False, "the cloud's name for the shape, e.g. p5.48xlarge, a2-highgpu-8g"),
     Column("region", "text", False, "the cloud's region code"),
     Column("zone", "text", False, "zone (AWS AZ ID, GCP zone) where prices differ by zone; '' if region-wide"),
@@ -60,6 +64,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("availability", "text", False, "on-demand, spot-only or reservation-only"),
     Column("price_source", "text", False, "where the prices came from (API or bundled file, with version)"),
     Column("as_of", "text", False, "when the prices were taken, ISO 8601 UTC"),
+    Column(
+        "available_now",
+        "text",
+        False,
+        "true/false: the cloud reported capacity to launch it at available_checked_at; unknown: not reported",
+    ),
+    Column("available_checked_at", "text", True, "when available_now was read from the cloud, ISO 8601 UTC"),
     Column("flags", "text", False, "';'-separated notes, e.g. spot_above_on_demand, corrected:gpu_count"),
 )
 

@@ -28,6 +28,14 @@ if TYPE_CHECKING:
 STORE_ENV = "GPUPLAN_HOME"
 STORE_FILE = "catalog.sqlite"
 _SQL_KIND = {"text": "TEXT", "real": "REAL", "integer": "INTEGER"}
+# Statements that bring a store of the previous schema version up to the key's version, in place.
+# Version 2: capacity columns; offerings stored before them read as available_now 'unknown'.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: (
+        "ALTER TABLE offerings ADD COLUMN available_now TEXT NOT NULL DEFAULT 'unknown'",
+        "ALTER TABLE offerings ADD COLUMN available_checked_at TEXT",
+    ),
+}
 
 
 def default_store_path() -> Path:
@@ -144,10 +152,21 @@ class CatalogStore:
                     f"the catalog store at {self.path} has schema version {version}, "
                     f"newer than this gpu-planner ({SCHEMA_VERSION}); upgrade gpu-planner or set {STORE_ENV}"
                 )
+            if version < SCHEMA_VERSION:
+                self._migrate()
             return
         # executescript commits on its own; every statement is idempotent, so two first uses may race.
         self._db.executescript(_DDL)
         self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _migrate(self) -> None:
+        """Apply every migration above the store's version in one transaction (another process may race us)."""
+        with self._transaction():
+            version = int(self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[target]:
+                    self._db.execute(statement)
+            self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)

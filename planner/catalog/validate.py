@@ -10,6 +10,7 @@ from typing import Any
 
 from planner.catalog.schema import (
     AVAILABILITY,
+    AVAILABLE_NOW,
     COLUMNS,
     INTERCONNECTS,
     PRICE_COLUMNS,
@@ -59,9 +60,14 @@ def _normalise(row: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for column in COLUMNS:
         value = row.get(column.name)
+        if isinstance(value, bool) and column.name == "available_now":
+            value = "true" if value else "false"
         if _missing(value):
             if column.name in ("zone", "flags"):
                 out[column.name] = ""
+                continue
+            if column.name == "available_now":
+                out[column.name] = "unknown"  # rows of schema 1 and providers that do not report capacity
                 continue
             if not column.nullable:
                 raise ValueError(f"{column.name} is missing")
@@ -112,6 +118,17 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
         datetime.fromisoformat(row["as_of"])
     except ValueError:
         reasons.append(f"as_of {row['as_of']!r} is not an ISO 8601 timestamp")
+    if row["available_now"] not in AVAILABLE_NOW:
+        reasons.append(f"available_now {row['available_now']!r} is not one of {', '.join(AVAILABLE_NOW)}")
+    checked = row["available_checked_at"]
+    if checked is not None:
+        try:
+            datetime.fromisoformat(checked)
+        except ValueError:
+            reasons.append(f"available_checked_at {checked!r} is not an ISO 8601 timestamp")
+    elif row["available_now"] in ("true", "false"):
+        # A capacity answer without its time cannot be aged, so it is not taken.
+        reasons.append("available_now true or false needs available_checked_at")
 
     gpus = max(row["gpu_count"], 1e-9)
     for name in PRICE_COLUMNS:

@@ -82,7 +82,7 @@ def offers(
     max_gpus: Annotated[float | None, typer.Option(help="At most this many GPUs per instance.")] = None,
     min_gpu_memory: Annotated[float | None, typer.Option(help="At least this much memory per GPU, GiB.")] = None,
     provider: Annotated[
-        list[str] | None, typer.Option("--provider", "-p", help="aws, gcp or azure; repeatable.")
+        list[str] | None, typer.Option("--provider", "-p", help="aws, gcp, azure, lambda or paperspace; repeatable.")
     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")] = None,
     max_price: Annotated[float | None, typer.Option(help="At most this price per instance-hour, USD.")] = None,
@@ -91,10 +91,16 @@ def offers(
     ] = False,
     sort: Annotated[str, typer.Option(help=f"One of: {', '.join(SORT_KEYS)}.")] = "price",
     by_zone: Annotated[bool, typer.Option("--by-zone", help="One row per zone instead of per region.")] = False,
+    available_only: Annotated[
+        bool,
+        typer.Option(
+            "--available-only", help="Only offerings the cloud reported capacity for at the last refresh (Lambda)."
+        ),
+    ] = False,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
-    """List GPU offerings of AWS, Google Cloud and Azure from the catalog, cheapest first."""
+    """List GPU offerings of AWS, Google Cloud, Azure, Lambda and Paperspace from the catalog, cheapest first."""
     from planner.api import offers_with_notes
 
     spec = OfferFilter(
@@ -108,6 +114,7 @@ def offers(
         spot=spot,
         sort=sort,
         by_zone=by_zone,
+        available_only=available_only,
     )
     from planner.report import check_format
 
@@ -118,6 +125,8 @@ def offers(
     if frame.empty:
         note("no offering matches these filters")
     columns = OFFER_TABLE_COLUMNS if not by_zone else ("zone", *OFFER_TABLE_COLUMNS)
+    if available_only:
+        columns = (*columns, "available_checked_at")
     render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns)
 
 
@@ -132,7 +141,9 @@ def status(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
 def history(
     instance: Annotated[str, typer.Option("--instance", "-i", help="Instance type, e.g. p5.48xlarge.")],
     region: Annotated[str, typer.Option("--region", "-r", help="Region code, e.g. us-east-1.")],
-    provider: Annotated[str | None, typer.Option("--provider", "-p", help="aws, gcp or azure.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", "-p", help="aws, gcp, azure, lambda or paperspace.")
+    ] = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:

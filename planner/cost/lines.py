@@ -27,8 +27,20 @@ BILLING_SECONDS: dict[str, tuple[float, float]] = {
     "aws": (1.0, 60.0),
     "gcp": (1.0, 60.0),
     "azure": (60.0, 60.0),
+    # Lambda: "bills in one-minute increments" from when the instance passes health checks (docs.lambda.ai,
+    # public-cloud/billing, 2026).
+    "lambda": (60.0, 60.0),
+    # DigitalOcean (Paperspace's GPU Droplets): since 2026-01-01 Droplets are billed per second with a 60 s minimum
+    # (DigitalOcean Droplet pricing docs, validated 2026-05-28; the GPU Droplet rule is assumed to be the same).
+    "paperspace": (1.0, 60.0),
 }
-PROVIDER_NAMES: dict[str, str] = {"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure"}
+PROVIDER_NAMES: dict[str, str] = {
+    "aws": "AWS",
+    "gcp": "Google Cloud",
+    "azure": "Azure",
+    "lambda": "Lambda",
+    "paperspace": "DigitalOcean/Paperspace",
+}
 # Where a provider has no row: per second with a 60 s minimum, the most common rule.
 DEFAULT_BILLING_SECONDS = (1.0, 60.0)
 

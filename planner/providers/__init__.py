@@ -19,6 +19,8 @@ REGISTRY: dict[str, str] = {
     "aws": "planner.providers.aws:AwsProvider",
     "gcp": "planner.providers.gcp:GcpProvider",
     "azure": "planner.providers.azure:AzureProvider",
+    "lambda": "planner.providers.lambda_cloud:LambdaProvider",
+    "paperspace": "planner.providers.paperspace:PaperspaceProvider",
 }
 
 __all__ = ["REGISTRY", "provider_class", "provider_names"]

@@ -197,6 +197,44 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         CatalogStore(path)
 
 
+def test_store_of_schema_1_is_migrated_and_its_rows_read_unknown(tmp_path: Path) -> None:
+    from factories import make_offer
+
+    from planner.catalog.schema import COLUMN_NAMES
+
+    path = tmp_path / "c.sqlite"
+    old_columns = [c for c in COLUMN_NAMES if not c.startswith("available_")]
+    with sqlite3.connect(path) as db:
+        # The version-1 layout, as gpu-planner 0.1 created it.
+        db.executescript(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "CREATE TABLE snapshots (id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL, kind TEXT NOT NULL,"
+            " source TEXT NOT NULL, as_of TEXT NOT NULL, created_at TEXT NOT NULL, row_count INTEGER NOT NULL,"
+            " rejected_count INTEGER NOT NULL, schema_version INTEGER NOT NULL);"
+            f"CREATE TABLE offerings (snapshot_id INTEGER NOT NULL, {', '.join(old_columns)});"
+            "CREATE TABLE current (provider TEXT PRIMARY KEY, snapshot_id INTEGER NOT NULL);"
+            "INSERT INTO meta VALUES ('schema_version', '1');"
+            "INSERT INTO snapshots VALUES (1, 'aws', 'live', 'old', '2026-11-01T00:00:00+00:00',"
+            " '2026-11-01T00:00:00+00:00', 1, 0, 1);"
+            "INSERT INTO current VALUES ('aws', 1);"
+        )
+        row = make_offer()
+        db.execute(
+            f"INSERT INTO offerings (snapshot_id, {', '.join(old_columns)}) VALUES (1, {', '.join('?' * len(old_columns))})",
+            [row[c] for c in old_columns],
+        )
+    with CatalogStore(path, seed=False) as store:
+        frame = store.read_current()
+        assert list(frame["available_now"]) == ["unknown"]
+        assert frame["available_checked_at"].isna().all()
+        fresh = make_offer(
+            instance_type="p5e.48xlarge", available_now="true", available_checked_at="2026-11-20T06:00:00"
+        )
+        store.write_snapshot("aws", [fresh], source="new", as_of="2026-11-20T06:00:00+00:00")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+
+
 def test_store_in_unwritable_place(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -12,7 +12,7 @@ from planner.catalog.validate import validate_rows
 
 
 def test_schema_is_explicit_and_units_last() -> None:
-    assert SCHEMA_VERSION == 1
+    assert SCHEMA_VERSION == 2
     assert len(set(COLUMN_NAMES)) == len(COLUMN_NAMES)
     for column in COLUMNS:
         for unit in ("usd", "gib", "gbps", "hour"):
@@ -38,6 +38,9 @@ def test_valid_row_passes_and_is_typed() -> None:
         ({"gpu_memory_gib": 40.0}, "does not match H100-SXM"),
         ({"interconnect": "infiniband"}, "interconnect"),
         ({"availability": "sometimes"}, "availability"),
+        ({"available_now": "maybe"}, "available_now 'maybe' is not one of true, false, unknown"),
+        ({"available_now": "true"}, "available_now true or false needs available_checked_at"),
+        ({"available_now": "false", "available_checked_at": "yesterday"}, "available_checked_at 'yesterday'"),
         ({"spot_interruption": "rare"}, "Spot Advisor bucket"),
         ({"as_of": "last tuesday"}, "ISO 8601"),
         ({"provider": "oracle"}, "provider 'oracle'"),
@@ -88,3 +91,17 @@ def test_fractional_gpus_are_allowed() -> None:
         gpu="L4", gpu_count=0.25, gpu_memory_gib=22.35, price_usd_per_hour=0.5, spot_price_usd_per_hour=0.2
     )
     assert validate_rows([row]).accepted
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [(None, "unknown"), ("", "unknown"), (True, "true"), (False, "false"), ("false", "false")],
+)
+def test_available_now_reads_unknown_when_missing(given: Any, stored: str) -> None:
+    checked = None if stored == "unknown" else "2026-11-20T06:00:00+00:00"
+    row = make_offer(available_now=given, available_checked_at=checked)
+    if given is None:
+        del row["available_now"]  # a row written before schema 2 has no such column at all
+    report = validate_rows([row])
+    assert not report.rejected
+    assert report.accepted[0]["available_now"] == stored

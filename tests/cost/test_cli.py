@@ -17,7 +17,7 @@ CliRun = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def stored(isolated_store: Path) -> Path:
+def stored(isolated_store: Path, no_bundled_catalog: Path) -> Path:
     """Live snapshots of three clouds (so the bundled one is not seeded), one with a formula-looking name."""
     rows = {
         "aws": [

@@ -372,3 +372,70 @@ def gcp_provider(
         retry=default_retry(initial_s=0.001, maximum_s=0.002, deadline_s=5),
         now=lambda: NOW,
     )
+
+
+# -- Lambda and DigitalOcean (plain HTTPS APIs, served through `responses`) --------------------------------
+LAMBDA_URL = "https://lambda.test/api/v1/instance-types"
+DO_URL = "https://do.test/v2/sizes"
+LAMBDA_REGIONS = ("us-east-1", "us-east-3", "us-west-1", "europe-central-1")
+
+
+class ScriptedApi:
+    """A `responses` callback answering from a list of replies (status, body) before the normal one."""
+
+    def __init__(self, answer: Callable[[Any], tuple[int, dict[str, str], str]], faults: list[Any] | None = None):
+        self.answer = answer
+        self.faults = list(faults or [])
+        self.calls: list[Any] = []
+
+    def __call__(self, request: Any) -> tuple[int, dict[str, str], str]:
+        self.calls.append(request)
+        if self.faults:
+            fault = self.faults.pop(0)
+            if isinstance(fault, BaseException):
+                raise fault
+            status, body = fault
+            headers = {"Retry-After": "0"} if status == 429 else {}
+            return status, headers, body if isinstance(body, str) else json.dumps(body)
+        return self.answer(request)
+
+
+def lambda_answer(request: Any) -> tuple[int, dict[str, str], str]:
+    """The recorded-shape instance-types reply."""
+    assert request.headers["Authorization"] == "Bearer test-key"
+    return 200, {}, json.dumps(load("lambda_instance_types.json"))
+
+
+def do_answer(request: Any) -> tuple[int, dict[str, str], str]:
+    """Two pages of the Sizes API, chosen by the `page` query parameter."""
+    from urllib.parse import parse_qs, urlparse
+
+    assert request.headers["Authorization"] == "Bearer test-token"
+    query = parse_qs(urlparse(str(request.url)).query)
+    pages = load("digitalocean_sizes_pages.json")
+    return 200, {}, json.dumps(pages["page2"] if query.get("page") == ["2"] else pages["page1"])
+
+
+def lambda_provider(**options: Any) -> Any:
+    """The real Lambda adapter on a plain requests session, fast retries, fixed clock and region list."""
+    import requests
+
+    from planner.providers.http import JsonApi
+    from planner.providers.lambda_cloud import CREDENTIALS_HINT, LambdaProvider
+
+    api = JsonApi("lambda", "lambda", requests.Session(), "test-key", CREDENTIALS_HINT, backoff_s=0.001, attempts=3)
+    options.setdefault("known_regions", lambda: LAMBDA_REGIONS)
+    return LambdaProvider(api, url=LAMBDA_URL, now=lambda: NOW, **options)
+
+
+def paperspace_provider(**options: Any) -> Any:
+    """The real DigitalOcean adapter on a plain requests session, fast retries and a fixed clock."""
+    import requests
+
+    from planner.providers.http import JsonApi
+    from planner.providers.paperspace import CREDENTIALS_HINT, PaperspaceProvider
+
+    api = JsonApi(
+        "paperspace", "paperspace", requests.Session(), "test-token", CREDENTIALS_HINT, backoff_s=0.001, attempts=3
+    )
+    return PaperspaceProvider(api, url=DO_URL, now=lambda: NOW, **options)

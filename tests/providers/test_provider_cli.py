@@ -83,4 +83,4 @@ def test_partial_refresh_exits_3_and_prints_the_json_report(no_cloud_credentials
 def test_unknown_provider_is_bad_input(cli: CliRun) -> None:
     code, _out, err = cli("catalog", "refresh", "--provider", "oracle")
     assert code == 2
-    assert err == "error: --provider must be one of aws, gcp, azure or all, got 'oracle'\n"
+    assert err == "error: --provider must be one of aws, gcp, azure, lambda, paperspace or all, got 'oracle'\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -21,11 +22,30 @@ from planner.errors import MissingExtra
 from planner.providers import REGISTRY, provider_class, provider_names
 from planner.providers.base import Provider
 from providers import test_provider_aws as aws_tests
-from providers.provider_fakes import NOW, PricingEndpoint, StubbedAws, aws_provider, gcp_provider
+from providers.provider_fakes import (
+    DO_URL,
+    LAMBDA_URL,
+    NOW,
+    PricingEndpoint,
+    ScriptedApi,
+    StubbedAws,
+    aws_provider,
+    do_answer,
+    gcp_provider,
+    lambda_answer,
+    lambda_provider,
+    paperspace_provider,
+)
 from providers.test_provider_azure import BASE, RetailPrices, _known
 
 REPO = Path(__file__).resolve().parents[2]
-SDK_MODULES = {"aws": "boto3", "gcp": "google.cloud.compute_v1", "azure": "requests"}
+SDK_MODULES = {
+    "aws": "boto3",
+    "gcp": "google.cloud.compute_v1",
+    "azure": "requests",
+    "lambda": "requests",
+    "paperspace": "requests",
+}
 
 
 def _aws() -> Provider:
@@ -47,18 +67,26 @@ def _azure() -> Provider:
 
 
 # Every registered provider needs an offline double here: a new provider without one fails the contract test.
-DOUBLES: dict[str, Callable[[], Provider]] = {"aws": _aws, "gcp": _gcp, "azure": _azure}
+DOUBLES: dict[str, Callable[[], Provider]] = {
+    "aws": _aws,
+    "gcp": _gcp,
+    "azure": _azure,
+    "lambda": lambda_provider,
+    "paperspace": paperspace_provider,
+}
 
 
 @pytest.fixture
 def prices_api() -> Iterator[None]:
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         mock.add_callback(responses.GET, BASE, callback=RetailPrices())
+        mock.add_callback(responses.GET, re.compile(re.escape(LAMBDA_URL)), callback=ScriptedApi(lambda_answer))
+        mock.add_callback(responses.GET, re.compile(re.escape(DO_URL)), callback=ScriptedApi(do_answer))
         yield
 
 
 def test_registry_names_every_provider_and_each_has_a_double() -> None:
-    assert provider_names() == ("aws", "gcp", "azure")
+    assert provider_names() == ("aws", "gcp", "azure", "lambda", "paperspace")
     assert set(DOUBLES) == set(REGISTRY)
 
 
@@ -75,6 +103,8 @@ def test_class_contract(name: str) -> None:
 def test_missing_sdk_is_missing_extra_with_the_pip_command(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, SDK_MODULES[name], None)
     monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", "")
+    monkeypatch.setenv("LAMBDA_API_KEY", "k")  # the missing package is found before the missing key
+    monkeypatch.setenv("DIGITALOCEAN_TOKEN", "t")
     with pytest.raises(MissingExtra, match=rf"pip install 'gpu-planner\[{name}\]'"):
         provider_class(name).from_environment()
 
@@ -98,10 +128,21 @@ def test_fetch_yields_valid_rows_of_the_stored_schema(name: str, prices_api: Non
 def test_refresh_end_to_end_on_all_real_adapters(tmp_path: Path, prices_api: None) -> None:
     store = CatalogStore(tmp_path / "catalog.sqlite", seed=False)
     clients = {name: build() for name, build in DOUBLES.items()}
-    report = refresh("all", regions=["us-east-1", "us-central1", "eastus", "westus2"], store=store, clients=clients)
+    report = refresh(
+        ["aws", "gcp", "azure"],
+        regions=["us-east-1", "us-central1", "eastus", "westus2"],
+        store=store,
+        clients=clients,
+    )
     assert report.exit_code == 0, report.summary()
+    # Region codes of lambda and paperspace overlap aws and azure ones; refresh routes them once refresh.py knows
+    # their patterns, so the GPU clouds are refreshed here over all their regions.
+    gpu_clouds = refresh(["lambda", "paperspace"], store=store, clients=clients)
+    assert gpu_clouds.exit_code == 0, gpu_clouds.summary()
     frame = store.read_current()
-    assert set(frame["provider"]) == {"aws", "gcp", "azure"}
+    assert set(frame["provider"]) == {"aws", "gcp", "azure", "lambda", "paperspace"}
+    assert set(frame.loc[frame["provider"] == "lambda", "available_now"]) == {"true", "false"}
+    assert set(frame.loc[frame["provider"] != "lambda", "available_now"]) == {"unknown"}
     assert {s.kind for s in store.current_snapshots()} == {"live"}
     gcp = frame[frame["provider"] == "gcp"]
     both = gcp.dropna(subset=["host_price_usd_per_hour"])
@@ -115,7 +156,8 @@ def test_refresh_end_to_end_on_all_real_adapters(tmp_path: Path, prices_api: Non
 def test_importing_the_providers_imports_no_cloud_sdk() -> None:
     code = (
         "import sys, planner.providers, planner.providers.base, planner.catalog.refresh, planner.providers.aws, "
-        "planner.providers.gcp, planner.providers.azure\n"
+        "planner.providers.gcp, planner.providers.azure, planner.providers.lambda_cloud, planner.providers.paperspace, "
+        "planner.providers.http\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'google', 'azure', 'requests', "
         "'tenacity', 'pandas')]\n"
         "print(','.join(sorted(loaded)))"
@@ -179,3 +221,14 @@ def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         )
     assert report.exit_code == 0
     assert "azure" in screen.getvalue() and "2/2" in screen.getvalue()
+
+
+def test_refresh_routes_the_region_codes_of_every_provider() -> None:
+    # refresh.py picks the clouds a --region belongs to by pattern; a provider without one makes
+    # `gpuplan catalog refresh --region X` fail with a KeyError.
+    from planner.catalog.refresh import REGION_PATTERNS
+
+    assert set(REGION_PATTERNS) == set(REGISTRY)
+    samples = {"lambda": ("us-east-1", "europe-central-1"), "paperspace": ("nyc2", "tor1", "atl1")}
+    for name, codes in samples.items():
+        assert all(REGION_PATTERNS[name].match(code) for code in codes), name

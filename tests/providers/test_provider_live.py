@@ -15,7 +15,7 @@ from planner.providers import provider_class, provider_names
 
 pytestmark = pytest.mark.live
 
-REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
+REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus", "lambda": "us-east-1", "paperspace": "nyc2"}
 
 
 @pytest.mark.parametrize("name", provider_names())

@@ -158,8 +158,23 @@ def test_failed_region_keeps_its_previous_rows(tmp_path: Path) -> None:
 def test_region_subset_leaves_other_regions_alone(tmp_path: Path) -> None:
     store = _store(tmp_path)
     aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=49.0)])
-    report = refresh("all", regions=["us-east-1"], store=store, clients={"aws": aws})
-    assert aws.asked == ["us-east-1"]
+    # Lambda names a region us-east-1 too, so the region goes to both clouds.
+    lam = ScriptedProvider(
+        "lambda",
+        [
+            make_offer(
+                provider="lambda",
+                instance_type="gpu_1x_h100_sxm5",
+                region="us-east-1",
+                zone="",
+                gpu_count=1,
+                available_now="true",
+                available_checked_at="2026-11-20T06:00:00+00:00",
+            )
+        ],
+    )
+    report = refresh("all", regions=["us-east-1"], store=store, clients={"aws": aws, "lambda": lam})
+    assert aws.asked == ["us-east-1"] and lam.asked == ["us-east-1"]
     assert report.exit_code == 0
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 49.0, ("eu-west-1", "euw1-az1"): 60.0}
     assert report["gcp"].notes == ("no gcp region among us-east-1",)

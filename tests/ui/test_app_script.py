@@ -14,7 +14,7 @@ APP = str(REPO / "streamlit_app.py")
 
 
 @pytest.fixture
-def fixture_catalog(isolated_store: Path) -> Path:
+def fixture_catalog(isolated_store: Path, no_bundled_catalog: Path) -> Path:
     """A tiny live catalog for all three providers, so the bundled one is not seeded."""
     with CatalogStore(seed=False) as store:
         store.write_snapshot(

@@ -1,0 +1,112 @@
+"""A small JSON-over-HTTPS client for the GPU clouds without an SDK (Lambda, DigitalOcean).
+
+``requests`` and ``tenacity`` are imported lazily: importing this module loads neither. Throttling (429) and
+server errors (5xx), timeouts and dropped connections are retried with jittered exponential backoff, honouring
+``Retry-After``; a refused token (401/403) fails at once with the provider's credential hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from planner.errors import MissingCredentials, ProviderError
+from planner.providers.base import DEFAULT_TIMEOUT_S, require
+
+
+class TransientHttpError(Exception):
+    """A 429 or 5xx answer: worth retrying, after ``retry_after_s`` when the server said so."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header given in seconds (the HTTP-date form is left to the backoff)."""
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+class JsonApi:
+    """GET JSON from one provider's API with a bearer token, retries and a timeout on every call."""
+
+    def __init__(
+        self,
+        provider: str,
+        extra: str,
+        session: Any,
+        token: str,
+        credentials_hint: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        attempts: int = 6,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+    ) -> None:
+        self.provider = provider
+        self._extra = extra
+        self._session = session
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._hint = credentials_hint
+        self._timeout_s = timeout_s
+        tenacity = require("tenacity", extra)
+        backoff = tenacity.wait_exponential_jitter(multiplier=backoff_s, jitter=backoff_s, max=max_backoff_s)
+
+        def wait(state: Any) -> float:
+            error = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(error, TransientHttpError) and error.retry_after_s is not None:
+                return min(error.retry_after_s, max_backoff_s)
+            return float(backoff(state))
+
+        self._retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            wait=wait,
+            retry=tenacity.retry_if_exception(self._is_transient),
+            reraise=True,
+        )
+
+    def _is_transient(self, exc: BaseException) -> bool:
+        if isinstance(exc, TransientHttpError):
+            return True
+        requests = require("requests", self._extra)
+        return isinstance(exc, requests.Timeout | requests.ConnectionError)
+
+    def get(self, url: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The JSON object at ``url``; ProviderError for a refused token, an HTTP error or a reply that is not JSON."""
+
+        def attempt() -> dict[str, Any]:
+            response = self._session.get(url, params=params, headers=self._headers, timeout=self._timeout_s)
+            status = int(response.status_code)
+            if status == 429 or status >= 500:
+                raise TransientHttpError(
+                    f"HTTP {status} from {self.provider}", _retry_after(response.headers.get("Retry-After"))
+                )
+            if status in (401, 403):
+                raise MissingCredentials(f"{self.provider}: the API refused the token (HTTP {status}); {self._hint}")
+            if status >= 400:
+                raise ProviderError(f"{self.provider}: HTTP {status} from {url.split('?')[0]}")
+            try:
+                payload = response.json()
+            except ValueError:
+                raise ProviderError(f"{self.provider}: the API answered with something that is not JSON") from None
+            if not isinstance(payload, dict):
+                raise ProviderError(f"{self.provider}: the API answered with a JSON {type(payload).__name__}")
+            return payload
+
+        try:
+            answer: dict[str, Any] = self._retrying(attempt)
+        except TransientHttpError as exc:
+            raise ProviderError(f"{self.provider}: {exc} after retries") from None
+        return answer
+
+
+def token_from_environment(names: tuple[str, ...], getenv: Callable[[str], str | None]) -> str | None:
+    """The first non-empty variable of ``names``."""
+    for name in names:
+        value = (getenv(name) or "").strip()
+        if value:
+            return value
+    return None
