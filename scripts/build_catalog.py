@@ -29,11 +29,25 @@ sys.path.insert(0, str(REPO))
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
 from planner.catalog.schema import COLUMN_NAMES, PROVIDERS  # noqa: E402
-from planner.catalog.validate import Rejected, validate_rows  # noqa: E402
+from planner.catalog.validate import Rejected, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
 
 MIB_PER_GIB = 1024.0
+SOURCES = REPO / "data" / "catalog" / "sources"
+# Google Cloud list prices from a second source, in order of preference (data/catalog/README.md):
+# whole-VM prices summed from the OnDemand/Spot SKUs, then single SKUs recorded by hand with their source.
+GCP_LIST_PRICE_FILES = ("gcp_list_prices.csv", "gcp_sku_prices.csv")
+PRICE_PART_COLUMNS = (
+    "host_price_usd_per_hour",
+    "gpu_price_usd_per_hour",
+    "host_spot_price_usd_per_hour",
+    "gpu_spot_price_usd_per_hour",
+)
+
+
+class BuildError(Exception):
+    """The reference data would produce a bundle with prices a buyer cannot trust; each row is named."""
 
 
 @dataclass(frozen=True)
@@ -240,6 +254,57 @@ def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str,
     return rows, notes
 
 
+@dataclass(frozen=True)
+class ListPrice:
+    """One whole-VM list price from a second source, with its source and date."""
+
+    price: float
+    spot: float | None
+    source: str
+    source_date: str
+
+
+def gcp_list_prices(folder: Path = SOURCES) -> dict[tuple[str, str], ListPrice]:
+    """(machine type, region) -> list price; the first file that has a pair wins."""
+    prices: dict[tuple[str, str], ListPrice] = {}
+    for name in GCP_LIST_PRICE_FILES:
+        for ref in _read_csv(folder / name):
+            key = (ref["instance_type"], ref["region"])
+            if key not in prices:
+                price = _price(ref["price_usd_per_hour"])
+                if price is None:
+                    raise ValueError(f"{name}: {key} has no price_usd_per_hour")
+                spot = _price(ref["spot_price_usd_per_hour"])
+                prices[key] = ListPrice(price, spot, ref["source"], ref["source_date"])
+    return prices
+
+
+def _apply_list_prices(rows: list[dict[str, Any]], prices: dict[tuple[str, str], ListPrice]) -> None:
+    """Whole-VM list prices replace the reference's SKU sums where a second source has the shape and region.
+
+    The reference took DWS, reservation or commitment SKUs for on-demand in many A100/H100 regions (issue 9);
+    the second source sums the OnDemand SKUs only. Its prices are whole-VM prices, so the host/GPU split is
+    not kept on these rows. A list table without a spot price keeps the reference's spot parts.
+    """
+    for row in rows:
+        listed = prices.get((row["instance_type"], row["region"]))
+        if listed is None:
+            continue
+        row.update(
+            price_usd_per_hour=listed.price,
+            host_price_usd_per_hour=None,
+            gpu_price_usd_per_hour=None,
+            price_source=listed.source,
+            as_of=f"{listed.source_date}T00:00:00+00:00",
+        )
+        if listed.spot is not None:
+            row.update(spot_price_usd_per_hour=listed.spot, host_spot_price_usd_per_hour=None)
+            row["gpu_spot_price_usd_per_hour"] = None
+        else:
+            row["price_source"] = f"{listed.source}; spot: {UPSTREAMS['gcp'].price_source}"
+        row["flags"] = "list_price"
+
+
 # -- Azure ----------------------------------------------------------------------------------------------
 def _azure_rows(reference: Path) -> list[dict[str, Any]]:
     """One row per size x region. Azure sells one GPU per size family, so the size names the GPU."""
@@ -273,6 +338,11 @@ def _add_family_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row.update(interconnect=facts.interconnect, network_gbps=facts.network_gbps)
         if facts.availability:
             row["availability"] = facts.availability
+        if facts.availability in ("spot-only", "reservation-only"):
+            # The cloud does not sell the shape on demand: a price computed from on-demand SKUs is not offered.
+            for column in ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"):
+                row[column] = None
+            row["flags"] = ";".join(f for f in (row.get("flags") or "", "not_sold_on_demand") if f)
         kept.append(row)
     return kept
 
@@ -330,6 +400,7 @@ def build(reference: Path) -> BuildResult:
     left_out: list[Rejected] = []
     notes: list[str] = []
     gcp_rows, gcp_notes = _gcp_rows(reference, left_out)
+    _apply_list_prices(gcp_rows, gcp_list_prices())
     notes.extend(gcp_notes)
     raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": _azure_rows(reference)}
     out: dict[str, list[dict[str, Any]]] = {}
@@ -341,6 +412,10 @@ def build(reference: Path) -> BuildResult:
         report = validate_rows(rows)
         left_out.extend(report.rejected)
         out[provider] = sorted(report.accepted, key=_sort_key)
+    # Google Cloud prices failed this once (issue 9); the other clouds' feeds are checked by bench/crosscheck.py.
+    outliers = price_outliers(out["gcp"])
+    if outliers:
+        raise BuildError("\n".join(str(o) for o in outliers))
     return BuildResult(rows=out, left_out=left_out, notes=notes)
 
 
@@ -375,7 +450,8 @@ def render(result: BuildResult) -> dict[str, str]:
         manifest["providers"][provider] = {
             "file": name,
             "source": f"bundled {digest} ({upstream.origin})",
-            "as_of": upstream.as_of,
+            # The oldest row decides: a provider is only as fresh as its stalest price.
+            "as_of": min((r["as_of"] for r in result.rows[provider]), default=upstream.as_of),
             "rows": len(result.rows[provider]),
         }
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
@@ -414,7 +490,11 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.reference / "SOURCES.md").is_file():
         print(f"error: no reference catalog in {args.reference}", file=sys.stderr)
         return 2
-    result = build(args.reference)
+    try:
+        result = build(args.reference)
+    except BuildError as exc:
+        print(f"error: prices a buyer cannot trust; fix the source or data/corrections.csv:\n{exc}", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
     for name, content in render(result).items():
         (args.out / name).write_text(content, encoding="utf-8")

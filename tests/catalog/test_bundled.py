@@ -18,7 +18,7 @@ import pytest
 
 from planner.catalog.families import covered_families, family_facts
 from planner.catalog.schema import COLUMN_NAMES, PROVIDERS
-from planner.catalog.validate import validate_rows
+from planner.catalog.validate import price_outliers, validate_rows
 from planner.errors import UnknownGpuError
 from planner.hardware import lookup
 
@@ -127,7 +127,7 @@ def test_aws_has_spot_advisor_buckets_and_az_ids() -> None:
             assert len({(m["price_usd_per_hour"], m["spot_price_usd_per_hour"]) for m in members}) > 1
 
 
-def test_gcp_offering_price_is_host_plus_gpus() -> None:
+def test_gcp_offering_price_is_host_plus_gpus_or_a_whole_vm_price() -> None:
     for row in _read("gcp"):
         for total, host, gpu in (
             ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
@@ -135,14 +135,37 @@ def test_gcp_offering_price_is_host_plus_gpus() -> None:
         ):
             if row[host] and row[gpu]:
                 assert float(row[total]) == pytest.approx(float(row[host]) + float(row[gpu]), rel=1e-6)
-            else:
-                assert row[total] == "", f"{row['instance_type']} {row['region']} shows a partial {total}"
+            elif row[total]:
+                # A whole-VM price: from the list-price source, or A4's GPU SKU that prices the whole VM.
+                assert not row[host] and not row[gpu], f"{row['instance_type']} {row['region']}: partial {total}"
+                assert "list_price" in row["flags"] or "gpu_sku_prices_whole_vm" in row["flags"]
+
+
+def test_gcp_prices_are_list_prices() -> None:
+    """Issue 9: no DWS/commitment price shown as on-demand, and the shapes Google does not sell on demand."""
+    rows = {(r["instance_type"], r["region"]): r for r in _read("gcp")}
+    a3 = rows[("a3-highgpu-8g", "us-central1")]
+    assert float(a3["price_usd_per_hour"]) == pytest.approx(88.49, rel=0.01)
+    assert a3["as_of"].startswith("2026-07-30") and "Cyclenerd" in a3["price_source"]
+    a4 = rows[("a4-highgpu-8g", "us-central1")]
+    assert float(a4["price_usd_per_hour"]) == pytest.approx(8 * 16.11)
+    for name in ("a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-ultragpu-8g"):
+        offered = [r for (shape, _), r in rows.items() if shape == name]
+        assert offered and all(r["availability"] != "on-demand" and not r["price_usd_per_hour"] for r in offered)
+    # No 'H100 at $4.20 per GPU' row survives anywhere.
+    for row in rows.values():
+        if row["gpu"] == "H100-SXM" and row["price_usd_per_hour"]:
+            assert float(row["price_usd_per_hour"]) / float(row["gpu_count"]) > 9.0, row
+
+
+def test_gcp_bundle_passes_the_price_outlier_check() -> None:
+    assert [str(r) for r in price_outliers(_read("gcp"))] == []
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_no_row_shows_a_host_only_price(provider: str) -> None:
     for row in _read(provider):
-        if provider == "gcp" and row["price_usd_per_hour"]:
+        if provider == "gcp" and row["price_usd_per_hour"] and row["host_price_usd_per_hour"]:
             assert float(row["price_usd_per_hour"]) > float(row["host_price_usd_per_hour"])
             assert float(row["gpu_price_usd_per_hour"]) > 0
         if provider != "gcp":
@@ -159,7 +182,8 @@ def test_manifest_matches_files() -> None:
         assert entry["source"].startswith(f"bundled {digest} (")
         assert entry["rows"] == len(_read(provider))
         assert datetime.fromisoformat(entry["as_of"]).utcoffset() is not None
-        assert {row["as_of"] for row in _read(provider)} == {entry["as_of"]}
+        # Rows carry the date of their own source; the provider is as fresh as its oldest row.
+        assert min(row["as_of"] for row in _read(provider)) == entry["as_of"]
 
 
 def test_gcp_n1_offerings_pair_a_host_with_attachable_gpus() -> None:
