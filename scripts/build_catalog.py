@@ -113,6 +113,7 @@ class BuildResult:
     rows: dict[str, list[dict[str, Any]]]
     left_out: list[Rejected]
     notes: list[str]
+    upstreams: dict[str, Upstream] | None = None  # where each provider's prices came from in this build
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -124,8 +125,10 @@ def _price(text: str) -> float | None:
     return float(text) if text.strip() else None
 
 
-def _base_row(provider: str, instance_type: str, region: str, zone: str) -> dict[str, Any]:
-    upstream = UPSTREAMS[provider]
+def _base_row(
+    provider: str, instance_type: str, region: str, zone: str, upstream: Upstream | None = None
+) -> dict[str, Any]:
+    upstream = upstream or UPSTREAMS[provider]
     return {
         "provider": provider,
         "instance_type": instance_type,
@@ -197,8 +200,13 @@ def _gcp_row(host: dict[str, str], instance_type: str, gpu: _GcpGpuPrice | None,
     return row
 
 
-def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Host VM + the GPUs of the shape in the same zone; N1 hosts x attachable T4/V100."""
+def _gcp_rows(
+    reference: Path, left_out: list[Rejected], list_prices: dict[tuple[str, str], ListPrice]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Host VM + the GPUs of the shape in the same zone; N1 hosts x attachable T4/V100.
+
+    A shape without GPU price rows upstream (G4) is kept where the list-price table prices it.
+    """
     vms = _read_csv(reference / "gcp_gpu_vms.csv")
     gpu_prices: dict[tuple[str, float, str], _GcpGpuPrice] = {}
     for ref in vms:
@@ -220,6 +228,8 @@ def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str,
             continue
         key = (facts.accelerator, facts.gpu_count, host["AvailabilityZone"])
         gpu = gpu_prices.get(key)
+        if gpu is None and (host["InstanceType"], host["Region"]) in list_prices:
+            gpu = _GcpGpuPrice(facts.gpu, lookup(facts.gpu).spec.memory_gib, None, None)
         if gpu is None:
             left_out.append(
                 Rejected("gcp", host["InstanceType"], host["Region"], host["AvailabilityZone"], "no GPU price in zone")
@@ -326,6 +336,51 @@ def _azure_rows(reference: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def azure_dump_upstream(dump: Path, as_of: str) -> Upstream:
+    """The Azure upstream of a build from a saved Retail Prices API dump (``--azure-dump``)."""
+    digest = hashlib.sha256(dump.read_bytes()).hexdigest()[:12]
+    return Upstream(
+        files=(dump.name,),
+        origin=f"Azure Retail Prices API dump {dump.name} sha256:{digest}",
+        price_source=f"Azure Retail Prices API (saved dump {digest}, Linux pay-as-you-go and Spot meters)",
+        as_of=as_of,
+    )
+
+
+def azure_rows_from_dump(dump: Path, upstream: Upstream) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    """One row per GPU size and region priced in a saved Retail Prices API dump (all regions at once).
+
+    The dump is what ``GET https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual
+    Machines' and priceType eq 'Consumption'`` returns: a JSON list of pages (each with ``Items``), or one
+    page. Sizes, GPU counts, vCPUs and memory come from ``data/catalog/sources/azure_sizes.csv``.
+    """
+    from planner.providers.azure import price_table
+
+    pages = json.loads(dump.read_text(encoding="utf-8"))
+    items = [item for page in (pages if isinstance(pages, list) else [pages]) for item in page["Items"]]
+    sizes = {ref["size"]: ref for ref in _read_csv(SOURCES / "azure_sizes.csv")}
+    table, malformed = price_table(items, sizes)
+    rows, bad = [], []
+    for (size, region), why in sorted(malformed.items()):
+        bad.append(Rejected("azure", size, region, "", why))
+    for (size, region), prices in sorted(table.items()):
+        if (size, region) in malformed:
+            continue
+        spec = sizes[size]
+        row = _base_row("azure", size, region, "", upstream)
+        row.update(
+            gpu=size,  # the size name resolves to the GPU variant through data/gpu_aliases.csv
+            gpu_count=float(spec["gpu_count"]),
+            gpu_memory_gib=None,
+            vcpus=int(spec["vcpus"]),
+            ram_gib=float(spec["ram_gib"]),
+            price_usd_per_hour=prices.get("on_demand"),
+            spot_price_usd_per_hour=prices.get("spot"),
+        )
+        rows.append(row)
+    return rows, bad
+
+
 # -- common steps ---------------------------------------------------------------------------------------
 def _add_family_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Interconnect, network and availability from data/instance_families.csv."""
@@ -370,8 +425,9 @@ def _resolve(rows: list[dict[str, Any]], left_out: list[Rejected]) -> list[dict[
             )
             continue
         row["gpu"] = spec.id
-        if row.get("gpu_memory_gib") is None:
-            row["gpu_memory_gib"] = spec.memory_gib
+        # One unit everywhere: the hardware table's GiB per GPU, not each cloud's reading of it (AWS reports
+        # 22888 MiB for an L4, Google 24 GB): the same GPU shows the same memory on every cloud.
+        row["gpu_memory_gib"] = spec.memory_gib
         kept.append(row)
     return kept
 
@@ -395,14 +451,26 @@ def _sort_key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (row["instance_type"], row["region"], row["zone"])
 
 
-def build(reference: Path) -> BuildResult:
-    """All providers' rows, validated and sorted, and what was left out."""
+def build(reference: Path, azure_dump: Path | None = None, azure_as_of: str | None = None) -> BuildResult:
+    """All providers' rows, validated and sorted, and what was left out.
+
+    With ``azure_dump`` (and its ``azure_as_of``), Azure comes from that saved Retail Prices API dump instead of
+    the reference snapshot.
+    """
     left_out: list[Rejected] = []
     notes: list[str] = []
-    gcp_rows, gcp_notes = _gcp_rows(reference, left_out)
-    _apply_list_prices(gcp_rows, gcp_list_prices())
+    upstreams = dict(UPSTREAMS)
+    list_prices = gcp_list_prices()
+    gcp_rows, gcp_notes = _gcp_rows(reference, left_out, list_prices)
+    _apply_list_prices(gcp_rows, list_prices)
     notes.extend(gcp_notes)
-    raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": _azure_rows(reference)}
+    if azure_dump is not None:
+        upstreams["azure"] = azure_dump_upstream(azure_dump, azure_as_of or "")
+        azure_rows, bad = azure_rows_from_dump(azure_dump, upstreams["azure"])
+        left_out.extend(bad)
+    else:
+        azure_rows = _azure_rows(reference)
+    raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": azure_rows}
     out: dict[str, list[dict[str, Any]]] = {}
     for provider in PROVIDERS:
         rows = _add_family_facts(raw[provider])
@@ -416,7 +484,7 @@ def build(reference: Path) -> BuildResult:
     outliers = price_outliers(out["gcp"])
     if outliers:
         raise BuildError("\n".join(str(o) for o in outliers))
-    return BuildResult(rows=out, left_out=left_out, notes=notes)
+    return BuildResult(rows=out, left_out=left_out, notes=notes, upstreams=upstreams)
 
 
 def _cell(value: Any) -> str:
@@ -446,7 +514,7 @@ def render(result: BuildResult) -> dict[str, str]:
         content = render_csv(result.rows[provider])
         files[name] = content
         digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
-        upstream = UPSTREAMS[provider]
+        upstream = (result.upstreams or UPSTREAMS)[provider]
         manifest["providers"][provider] = {
             "file": name,
             "source": f"bundled {digest} ({upstream.origin})",
@@ -486,12 +554,19 @@ def main(argv: list[str] | None = None) -> int:
         help="folder with the reference CSVs (default: ../shared/reference/catalog from the repository root)",
     )
     parser.add_argument("--out", type=Path, default=REPO / "data" / "catalog", help="output folder")
+    parser.add_argument(
+        "--azure-dump", type=Path, help="saved Azure Retail Prices API pages (JSON) to price Azure from, all regions"
+    )
+    parser.add_argument("--azure-as-of", help="when the Azure dump was taken, ISO 8601 UTC (needed with --azure-dump)")
     args = parser.parse_args(argv)
+    if args.azure_dump is not None and not args.azure_as_of:
+        print("error: --azure-as-of is needed with --azure-dump (when the dump was taken)", file=sys.stderr)
+        return 2
     if not (args.reference / "SOURCES.md").is_file():
         print(f"error: no reference catalog in {args.reference}", file=sys.stderr)
         return 2
     try:
-        result = build(args.reference)
+        result = build(args.reference, args.azure_dump, args.azure_as_of)
     except BuildError as exc:
         print(f"error: prices a buyer cannot trust; fix the source or data/corrections.csv:\n{exc}", file=sys.stderr)
         return 1

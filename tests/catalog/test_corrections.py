@@ -243,7 +243,7 @@ def test_aws_fractional_gpu_count() -> None:
         spot_price_usd_per_hour=0.2,
     )
     (fixed,), _ = apply_corrections([row], "aws")
-    assert fixed["gpu_count"] == 0.25 and fixed["gpu_memory_gib"] == pytest.approx(22888 / 1024)
+    assert fixed["gpu_count"] == 0.25 and fixed["gpu_memory_gib"] == 24.0
     assert validate_rows([fixed]).rejected == []
     rows = [r for r in bundled("aws") if r["instance_type"] == "g6f.2xlarge"]
     assert rows and {r["gpu_count"] for r in rows} == {"0.25"}
@@ -268,11 +268,22 @@ def test_azure_left_out_sizes_are_reported(instance_type: str, reason: str) -> N
     assert instance_type not in {r["instance_type"] for r in bundled("azure")}
 
 
+# RTX PRO 6000 Blackwell Server Edition is covered now (issue 9): AWS g7e from the reference, Google G4 from
+# the list-price source (upstream has no G4 GPU price rows); only the fractional G4 sizes are left out.
 @pytest.mark.parametrize(("provider", "instance_type"), [("aws", "g7e.48xlarge"), ("gcp", "g4-standard-48")])
-def test_rtx_pro_6000_shapes_are_left_out_with_a_reason(provider: str, instance_type: str) -> None:
-    kept, excluded = apply_corrections([make_row(provider=provider, instance_type=instance_type)], provider)
-    assert kept == [] and "RTX PRO 6000" in excluded[0].reason
-    assert not any(r["instance_type"] == instance_type for r in bundled(provider))
+def test_rtx_pro_6000_shapes_are_in_the_bundle(provider: str, instance_type: str) -> None:
+    rows = [r for r in bundled(provider) if r["instance_type"] == instance_type]
+    assert rows and {r["gpu"] for r in rows} == {"RTX-PRO-6000-Server"}
+    assert all(r["price_usd_per_hour"] and float(r["gpu_memory_gib"]) == 96 for r in rows)
+    kept, excluded = apply_corrections([make_row(provider="gcp", instance_type="g4-standard-12")], "gcp")
+    assert kept == [] and "fractional" in excluded[0].reason
+
+
+# Azure NCv3 (V100) was retired on 2025-09-30: left out with that reason.
+def test_azure_ncv3_is_retired() -> None:
+    kept, excluded = apply_corrections([make_row(instance_type="Standard_NC24s_v3")], "azure")
+    assert kept == [] and "retired" in excluded[0].reason
+    assert not any(r["instance_type"].endswith("s_v3") for r in bundled("azure"))
 
 
 @pytest.mark.skipif(not (REFERENCE / "SOURCES.md").is_file(), reason="reference catalog is not present")
@@ -308,7 +319,6 @@ def test_azure_confidential_h100_gets_its_gpu() -> None:
 @pytest.mark.parametrize(
     ("instance_type", "expected"),
     [
-        ("Standard_NC6s_v3", "V100-PCIe-16GB"),
         ("Standard_NC40ads_H100_v5", "H100-NVL"),
         ("Standard_ND96asr_v4", "A100-40GB"),
         ("Standard_NC24ads_A100_v4", "A100-PCIe-80GB"),
