@@ -57,6 +57,10 @@ HOST_SKU = re.compile(
 GPU_SKU = re.compile(
     r"^(?:Nvidia |NVIDIA )?(?:Tesla )?(?P<name>.+?) GPU(?P<spot> attached to Spot Preemptible VMs)? running in"
 )
+# G4's GPU SKUs carry no "GPU" word ("RTX 6000 96GB running in Americas"); their words differ from the
+# accelerator id, so the SKU name maps to the id explicitly.
+NAMED_GPU_SKU = re.compile(r"^(?P<name>RTX 6000 96GB)(?P<spot> attached to Spot Preemptible VMs)? running in")
+SKU_ACCELERATORS = {"RTX 6000 96GB": "nvidia-rtx-pro-6000"}
 # A4-style series bill the whole VM through one per-GPU "slice" SKU and have no vCPU/RAM SKUs, e.g.
 # "A4 Nvidia B200 (1 gpu slice) running in Americas" and its "Spot Preemptible ..." twin.
 SLICE_SKU = re.compile(
@@ -129,7 +133,8 @@ def price_book(skus: Iterable[Any], regions: set[str] | None) -> PriceBook:
         description = sku.description
         if NOT_LIST_PRICE.search(description):
             continue  # DWS, reservation and commitment SKUs: cheaper rates that are not the on-demand price
-        host, gpu, whole = HOST_SKU.match(description), GPU_SKU.match(description), SLICE_SKU.match(description)
+        host, whole = HOST_SKU.match(description), SLICE_SKU.match(description)
+        gpu = GPU_SKU.match(description) or NAMED_GPU_SKU.match(description)
         if host is None and whole is None and (gpu is None or sku.category.resource_group != "GPU"):
             continue
         spot_in_text = bool((host or whole or gpu)["spot"])  # type: ignore[index]
@@ -153,7 +158,8 @@ def price_book(skus: Iterable[Any], regions: set[str] | None) -> PriceBook:
             elif whole is not None:
                 book.whole_vm[(accelerator_key(whole["name"]), region, usage)] = price
             elif gpu is not None:
-                book.gpu[(accelerator_key(gpu["name"]), region, usage)] = price
+                name = SKU_ACCELERATORS.get(gpu["name"], gpu["name"])
+                book.gpu[(accelerator_key(name), region, usage)] = price
     return book
 
 

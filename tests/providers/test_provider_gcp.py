@@ -241,3 +241,18 @@ def test_a4_slice_sku_prices_the_whole_vm_and_spot_only_shapes_have_no_on_demand
     small = rows[("a3-highgpu-1g", "us-central1")]
     assert small["price_usd_per_hour"] is None and small["availability"] == "spot-only"
     assert small["spot_price_usd_per_hour"] == pytest.approx(26 * 0.01 + 234 * 0.001 + 2.25)
+
+
+def test_g4_rtx_pro_6000_sku_without_the_word_gpu() -> None:
+    pages = load("gcp_skus_pages.json")["pages"]
+    extra = [
+        _sku("G4", "RTX 6000 96GB running in Americas", "OnDemand", 3.5, ["us-central1"]),
+        _sku("G4C", "G4 Instance Core running in Americas", "OnDemand", 0.02, ["us-central1"], "CPU"),
+        _sku("G4R", "G4 Instance Ram running in Americas", "OnDemand", 0.002, ["us-central1"], "RAM", "GiBy.h"),
+    ]
+    first = dict(pages[0], skus=pages[0]["skus"] + extra)
+    machines = _machines_with(("g4-standard-48", 48, 180 * 1024, "nvidia-rtx-pro-6000", 1))
+    rows = _rows(gcp_provider(sku_pages=[first, *pages[1:]], machines=machines).fetch(["us-central1"]))
+    g4 = rows[("g4-standard-48", "us-central1")]
+    assert g4["gpu"] == "RTX-PRO-6000-Server" and g4["gpu_memory_gib"] == 96
+    assert g4["price_usd_per_hour"] == pytest.approx(48 * 0.02 + 180 * 0.002 + 3.5)
