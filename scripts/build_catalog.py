@@ -142,6 +142,30 @@ def _base_row(
 
 
 # -- AWS ------------------------------------------------------------------------------------------------
+# g4dn, g5g and g6 in every region the same upstream snapshot lists (the reference copied 7 regions only):
+# rows read from catalogs/v9/aws/vms.csv @2c3d7ea7 through the public code index and checked against the
+# reference's own copy of the 7 regions (311 rows, all equal) (data/catalog/README.md).
+AWS_ALL_REGIONS_FILE = "aws_gpu_vms_all_regions.csv"
+
+
+def _aws_all_region_rows(folder: Path, advisor: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    rows = []
+    for ref in _read_csv(folder / AWS_ALL_REGIONS_FILE):
+        row = _base_row("aws", ref["instance_type"], ref["region"], ref["zone_id"])
+        row.update(
+            gpu=ref["gpu"],
+            gpu_count=float(ref["gpu_count"]),
+            gpu_memory_gib=float(ref["gpu_memory_mib"]) / MIB_PER_GIB,
+            vcpus=int(ref["vcpus"]),
+            ram_gib=float(ref["ram_gib"]),
+            price_usd_per_hour=_price(ref["price_usd_per_hour"]),
+            spot_price_usd_per_hour=_price(ref["spot_price_usd_per_hour"]),
+            spot_interruption=advisor.get((ref["region"], ref["instance_type"])),
+        )
+        rows.append(row)
+    return rows
+
+
 def _aws_rows(reference: Path) -> list[dict[str, Any]]:
     """One row per instance type x AZ ID (collapsed per region later where AZs agree)."""
     advisor = {
@@ -166,7 +190,10 @@ def _aws_rows(reference: Path) -> list[dict[str, Any]]:
                 spot_interruption=advisor.get((ref["Region"], ref["InstanceType"])),
             )
             rows.append(row)
-    return rows
+    extra = _aws_all_region_rows(SOURCES, advisor)
+    covered = {row["instance_type"] for row in extra}
+    # The all-region rows replace the 7-region copy of the same types (identical where both have a row).
+    return [row for row in rows if row["instance_type"] not in covered] + extra
 
 
 # -- Google Cloud ---------------------------------------------------------------------------------------

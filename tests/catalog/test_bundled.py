@@ -40,6 +40,7 @@ REQUIRED_FAMILIES = {
         "g6e",
         "g6f",
         "g7e",
+        "g5g",
         "p4d",
         "p4de",
         "p5",
@@ -76,7 +77,7 @@ REQUIRED_FAMILIES = {
 # Families documented in data/instance_families.csv (so a live refresh prices them) with no price source
 # offline: listed with no price in data/catalog/README.md (issue 9).
 UNPRICED_FAMILIES = {
-    "aws": {"g5g", "g7", "p6e-gb200"},
+    "aws": {"g7", "p6e-gb200"},
     "gcp": {"a4x"},
     "azure": {"ND H200 v5", "ND MI300X v5", "ND GB200 v6"},
 }
@@ -270,10 +271,9 @@ def test_every_family_reaches_six_regions_where_the_reference_has_them() -> None
             assert facts is not None
             regions[(provider, facts.family)].add(row["region"])
     thin = {key: len(found) for key, found in regions.items() if len(found) < MIN_REGIONS_PER_CLOUD}
-    # Families the reference sells in fewer regions: AWS p3dn/p4de/p6, g6 (5 of the 7 regions copied), g7e (4),
+    # Families the reference sells in fewer regions: AWS p3dn/p4de/p6, g7e (4 of the 7 regions copied),
     # the Azure ND and NC H100 sizes, GCP a2-megagpu/a2-ultragpu and the N1 hosts (5 regions copied).
     expected_thin = {
-        ("aws", "g6"),
         ("aws", "g7e"),
         ("aws", "p3dn"),
         ("aws", "p4de"),
@@ -386,3 +386,22 @@ def test_azure_rebuilds_from_a_saved_retail_prices_dump(tmp_path: Path) -> None:
     assert rows[("Standard_ND96isr_MI300X_v5", "westus")]["gpu"] == "MI300X"
     manifest = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))["providers"]["azure"]
     assert "Retail Prices API dump" in manifest["source"] and manifest["as_of"] == "2026-11-01T00:00:00+00:00"
+
+
+def test_aws_g4dn_g5g_g6_in_every_region_the_snapshot_lists() -> None:
+    """Issue 9: g4dn was in 7 of ~21 regions and g6 in 5; the all-region rows agree with the 7-region copy."""
+    regions: dict[str, set[str]] = defaultdict(set)
+    for row in _read("aws"):
+        regions[row["instance_type"].split(".")[0]].add(row["region"])
+    assert len(regions["g4dn"]) == 20 and len(regions["g6"]) == 14 and len(regions["g5g"]) == 8
+    with (REPO / "data" / "catalog" / "sources" / "aws_gpu_vms_all_regions.csv").open(encoding="utf-8") as handle:
+        rows = {(r["instance_type"], r["region"], r["zone_id"]): r for r in csv.DictReader(handle)}
+    if (REFERENCE / "aws_gpu_vms_extra.csv").is_file():
+        with (REFERENCE / "aws_gpu_vms_extra.csv").open(encoding="utf-8") as handle:
+            for ref in csv.DictReader(handle):
+                key = (ref["InstanceType"], ref["Region"], ref["AvailabilityZone"])
+                if ref["InstanceType"].startswith(("g4dn.", "g6.")):
+                    assert (rows[key]["price_usd_per_hour"], rows[key]["spot_price_usd_per_hour"]) == (
+                        ref["Price"],
+                        ref["SpotPrice"],
+                    )
