@@ -133,6 +133,7 @@ def test_gcp_a4_gpu_sku_prices_the_whole_vm() -> None:
         ("a3-megagpu-8g", "H100-SXM", 35.39149),
         ("a3-ultragpu-8g", "H200", 36.60258),
         ("a4-highgpu-8g", "B200", 64.44),
+        ("a4-highgpu-8g", "B200", 90.216),
     ],
 )
 def test_gcp_dws_price_taken_for_on_demand_is_missing(instance_type: str, gpu: str, gpu_part: float) -> None:
