@@ -1,11 +1,14 @@
 """Build the bundled offering catalog (``data/catalog/``) from the reference price snapshots.
 
-Reads the reference CSVs (SkyPilot catalog snapshots and the AWS Spot Advisor feed; see their SOURCES.md),
+Reads the reference CSVs (SkyPilot catalog snapshots and the AWS Spot Advisor feed; see their SOURCES.md) and
+the second sources in ``data/catalog/sources/`` (Google Cloud list prices, AWS all-region rows, Azure sizes),
 maps them to the project's schema, resolves every GPU through ``planner.hardware.lookup``, adds the family
-facts and applies the corrections table, validates, and writes one CSV per provider plus ``manifest.json``.
-The output is deterministic: rerunning on the same reference gives identical files.
+facts and applies the corrections table, validates, refuses Google Cloud prices that cannot be list prices,
+and writes one CSV per provider plus ``manifest.json``. Every row keeps its own source and date. The output
+is deterministic: rerunning on the same inputs gives identical files.
 
     .venv/bin/python scripts/build_catalog.py [--reference ../shared/reference/catalog] [--out data/catalog]
+        [--azure-dump pages.json --azure-as-of 2026-11-23T00:00:00+00:00]
 """
 
 from __future__ import annotations
