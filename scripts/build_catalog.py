@@ -3,7 +3,7 @@
 Reads the reference CSVs (SkyPilot catalog snapshots and the AWS Spot Advisor feed; see their SOURCES.md) and
 the second sources in ``data/catalog/sources/`` (Google Cloud list prices, AWS all-region rows, Azure sizes),
 maps them to the project's schema, resolves every GPU through ``planner.hardware.lookup``, adds the family
-facts and applies the corrections table, validates, refuses Google Cloud prices that cannot be list prices,
+facts and applies the corrections table, validates, refuses prices that cannot be list prices,
 and writes one CSV per provider plus ``manifest.json``. Every row keeps its own source and date. The output
 is deterministic: rerunning on the same inputs gives identical files.
 
@@ -510,8 +510,8 @@ def build(reference: Path, azure_dump: Path | None = None, azure_as_of: str | No
         report = validate_rows(rows)
         left_out.extend(report.rejected)
         out[provider] = sorted(report.accepted, key=_sort_key)
-    # Google Cloud prices failed this once (issue 9); the other clouds' feeds are checked by bench/crosscheck.py.
-    outliers = price_outliers(out["gcp"])
+    # Google Cloud's reference prices failed this (issue 9); every cloud's bundle must pass it.
+    outliers = [o for provider in PROVIDERS for o in price_outliers(out[provider])]
     if outliers:
         raise BuildError("\n".join(str(o) for o in outliers))
     return BuildResult(rows=out, left_out=left_out, notes=notes, upstreams=upstreams)
