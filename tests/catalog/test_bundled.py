@@ -185,8 +185,9 @@ def test_gcp_prices_are_list_prices() -> None:
             assert float(row["price_usd_per_hour"]) / float(row["gpu_count"]) > 9.0, row
 
 
-def test_gcp_bundle_passes_the_price_outlier_check() -> None:
-    assert [str(r) for r in price_outliers(_read("gcp"))] == []
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_bundle_passes_the_price_outlier_check(provider: str) -> None:
+    assert [str(r) for r in price_outliers(_read(provider))] == []
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
