@@ -1,11 +1,14 @@
 """Build the bundled offering catalog (``data/catalog/``) from the reference price snapshots.
 
-Reads the reference CSVs (SkyPilot catalog snapshots and the AWS Spot Advisor feed; see their SOURCES.md),
+Reads the reference CSVs (SkyPilot catalog snapshots and the AWS Spot Advisor feed; see their SOURCES.md) and
+the second sources in ``data/catalog/sources/`` (Google Cloud list prices, AWS all-region rows, Azure sizes),
 maps them to the project's schema, resolves every GPU through ``planner.hardware.lookup``, adds the family
-facts and applies the corrections table, validates, and writes one CSV per provider plus ``manifest.json``.
-The output is deterministic: rerunning on the same reference gives identical files.
+facts and applies the corrections table, validates, refuses prices that cannot be list prices,
+and writes one CSV per provider plus ``manifest.json``. Every row keeps its own source and date. The output
+is deterministic: rerunning on the same inputs gives identical files.
 
     .venv/bin/python scripts/build_catalog.py [--reference ../shared/reference/catalog] [--out data/catalog]
+        [--azure-dump pages.json --azure-as-of 2026-11-23T00:00:00+00:00]
 """
 
 from __future__ import annotations
@@ -29,11 +32,25 @@ sys.path.insert(0, str(REPO))
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
 from planner.catalog.schema import COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION  # noqa: E402
-from planner.catalog.validate import Rejected, validate_rows  # noqa: E402
+from planner.catalog.validate import Rejected, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
 
 MIB_PER_GIB = 1024.0
+SOURCES = REPO / "data" / "catalog" / "sources"
+# Google Cloud list prices from a second source, in order of preference (data/catalog/README.md):
+# whole-VM prices summed from the OnDemand/Spot SKUs, then single SKUs recorded by hand with their source.
+GCP_LIST_PRICE_FILES = ("gcp_list_prices.csv", "gcp_sku_prices.csv")
+PRICE_PART_COLUMNS = (
+    "host_price_usd_per_hour",
+    "gpu_price_usd_per_hour",
+    "host_spot_price_usd_per_hour",
+    "gpu_spot_price_usd_per_hour",
+)
+
+
+class BuildError(Exception):
+    """The reference data would produce a bundle with prices a buyer cannot trust; each row is named."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +116,7 @@ class BuildResult:
     rows: dict[str, list[dict[str, Any]]]
     left_out: list[Rejected]
     notes: list[str]
+    upstreams: dict[str, Upstream] | None = None  # where each provider's prices came from in this build
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -110,8 +128,10 @@ def _price(text: str) -> float | None:
     return float(text) if text.strip() else None
 
 
-def _base_row(provider: str, instance_type: str, region: str, zone: str) -> dict[str, Any]:
-    upstream = UPSTREAMS[provider]
+def _base_row(
+    provider: str, instance_type: str, region: str, zone: str, upstream: Upstream | None = None
+) -> dict[str, Any]:
+    upstream = upstream or UPSTREAMS[provider]
     return {
         "provider": provider,
         "instance_type": instance_type,
@@ -125,6 +145,30 @@ def _base_row(provider: str, instance_type: str, region: str, zone: str) -> dict
 
 
 # -- AWS ------------------------------------------------------------------------------------------------
+# g4dn, g5g and g6 in every region the same upstream snapshot lists (the reference copied 7 regions only):
+# rows read from catalogs/v9/aws/vms.csv @2c3d7ea7 through the public code index and checked against the
+# reference's own copy of the 7 regions (311 rows, all equal) (data/catalog/README.md).
+AWS_ALL_REGIONS_FILE = "aws_gpu_vms_all_regions.csv"
+
+
+def _aws_all_region_rows(folder: Path, advisor: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    rows = []
+    for ref in _read_csv(folder / AWS_ALL_REGIONS_FILE):
+        row = _base_row("aws", ref["instance_type"], ref["region"], ref["zone_id"])
+        row.update(
+            gpu=ref["gpu"],
+            gpu_count=float(ref["gpu_count"]),
+            gpu_memory_gib=float(ref["gpu_memory_mib"]) / MIB_PER_GIB,
+            vcpus=int(ref["vcpus"]),
+            ram_gib=float(ref["ram_gib"]),
+            price_usd_per_hour=_price(ref["price_usd_per_hour"]),
+            spot_price_usd_per_hour=_price(ref["spot_price_usd_per_hour"]),
+            spot_interruption=advisor.get((ref["region"], ref["instance_type"])),
+        )
+        rows.append(row)
+    return rows
+
+
 def _aws_rows(reference: Path) -> list[dict[str, Any]]:
     """One row per instance type x AZ ID (collapsed per region later where AZs agree)."""
     advisor = {
@@ -149,7 +193,10 @@ def _aws_rows(reference: Path) -> list[dict[str, Any]]:
                 spot_interruption=advisor.get((ref["Region"], ref["InstanceType"])),
             )
             rows.append(row)
-    return rows
+    extra = _aws_all_region_rows(SOURCES, advisor)
+    covered = {row["instance_type"] for row in extra}
+    # The all-region rows replace the 7-region copy of the same types (identical where both have a row).
+    return [row for row in rows if row["instance_type"] not in covered] + extra
 
 
 # -- Google Cloud ---------------------------------------------------------------------------------------
@@ -183,8 +230,13 @@ def _gcp_row(host: dict[str, str], instance_type: str, gpu: _GcpGpuPrice | None,
     return row
 
 
-def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Host VM + the GPUs of the shape in the same zone; N1 hosts x attachable T4/V100."""
+def _gcp_rows(
+    reference: Path, left_out: list[Rejected], list_prices: dict[tuple[str, str], ListPrice]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Host VM + the GPUs of the shape in the same zone; N1 hosts x attachable T4/V100.
+
+    A shape without GPU price rows upstream (G4) is kept where the list-price table prices it.
+    """
     vms = _read_csv(reference / "gcp_gpu_vms.csv")
     gpu_prices: dict[tuple[str, float, str], _GcpGpuPrice] = {}
     for ref in vms:
@@ -206,6 +258,8 @@ def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str,
             continue
         key = (facts.accelerator, facts.gpu_count, host["AvailabilityZone"])
         gpu = gpu_prices.get(key)
+        if gpu is None and (host["InstanceType"], host["Region"]) in list_prices:
+            gpu = _GcpGpuPrice(facts.gpu, lookup(facts.gpu).spec.memory_gib, None, None)
         if gpu is None:
             left_out.append(
                 Rejected("gcp", host["InstanceType"], host["Region"], host["AvailabilityZone"], "no GPU price in zone")
@@ -240,6 +294,57 @@ def _gcp_rows(reference: Path, left_out: list[Rejected]) -> tuple[list[dict[str,
     return rows, notes
 
 
+@dataclass(frozen=True)
+class ListPrice:
+    """One whole-VM list price from a second source, with its source and date."""
+
+    price: float
+    spot: float | None
+    source: str
+    source_date: str
+
+
+def gcp_list_prices(folder: Path = SOURCES) -> dict[tuple[str, str], ListPrice]:
+    """(machine type, region) -> list price; the first file that has a pair wins."""
+    prices: dict[tuple[str, str], ListPrice] = {}
+    for name in GCP_LIST_PRICE_FILES:
+        for ref in _read_csv(folder / name):
+            key = (ref["instance_type"], ref["region"])
+            if key not in prices:
+                price = _price(ref["price_usd_per_hour"])
+                if price is None:
+                    raise ValueError(f"{name}: {key} has no price_usd_per_hour")
+                spot = _price(ref["spot_price_usd_per_hour"])
+                prices[key] = ListPrice(price, spot, ref["source"], ref["source_date"])
+    return prices
+
+
+def _apply_list_prices(rows: list[dict[str, Any]], prices: dict[tuple[str, str], ListPrice]) -> None:
+    """Whole-VM list prices replace the reference's SKU sums where a second source has the shape and region.
+
+    The reference took DWS, reservation or commitment SKUs for on-demand in many A100/H100 regions (issue 9);
+    the second source sums the OnDemand SKUs only. Its prices are whole-VM prices, so the host/GPU split is
+    not kept on these rows. A list table without a spot price keeps the reference's spot parts.
+    """
+    for row in rows:
+        listed = prices.get((row["instance_type"], row["region"]))
+        if listed is None:
+            continue
+        row.update(
+            price_usd_per_hour=listed.price,
+            host_price_usd_per_hour=None,
+            gpu_price_usd_per_hour=None,
+            price_source=listed.source,
+            as_of=f"{listed.source_date}T00:00:00+00:00",
+        )
+        if listed.spot is not None:
+            row.update(spot_price_usd_per_hour=listed.spot, host_spot_price_usd_per_hour=None)
+            row["gpu_spot_price_usd_per_hour"] = None
+        else:
+            row["price_source"] = f"{listed.source}; spot: {UPSTREAMS['gcp'].price_source}"
+        row["flags"] = "list_price"
+
+
 # -- Azure ----------------------------------------------------------------------------------------------
 def _azure_rows(reference: Path) -> list[dict[str, Any]]:
     """One row per size x region. Azure sells one GPU per size family, so the size names the GPU."""
@@ -261,6 +366,51 @@ def _azure_rows(reference: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def azure_dump_upstream(dump: Path, as_of: str) -> Upstream:
+    """The Azure upstream of a build from a saved Retail Prices API dump (``--azure-dump``)."""
+    digest = hashlib.sha256(dump.read_bytes()).hexdigest()[:12]
+    return Upstream(
+        files=(dump.name,),
+        origin=f"Azure Retail Prices API dump {dump.name} sha256:{digest}",
+        price_source=f"Azure Retail Prices API (saved dump {digest}, Linux pay-as-you-go and Spot meters)",
+        as_of=as_of,
+    )
+
+
+def azure_rows_from_dump(dump: Path, upstream: Upstream) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    """One row per GPU size and region priced in a saved Retail Prices API dump (all regions at once).
+
+    The dump is what ``GET https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual
+    Machines' and priceType eq 'Consumption'`` returns: a JSON list of pages (each with ``Items``), or one
+    page. Sizes, GPU counts, vCPUs and memory come from ``data/catalog/sources/azure_sizes.csv``.
+    """
+    from planner.providers.azure import price_table
+
+    pages = json.loads(dump.read_text(encoding="utf-8"))
+    items = [item for page in (pages if isinstance(pages, list) else [pages]) for item in page["Items"]]
+    sizes = {ref["size"]: ref for ref in _read_csv(SOURCES / "azure_sizes.csv")}
+    table, malformed = price_table(items, sizes)
+    rows, bad = [], []
+    for (size, region), why in sorted(malformed.items()):
+        bad.append(Rejected("azure", size, region, "", why))
+    for (size, region), prices in sorted(table.items()):
+        if (size, region) in malformed:
+            continue
+        spec = sizes[size]
+        row = _base_row("azure", size, region, "", upstream)
+        row.update(
+            gpu=size,  # the size name resolves to the GPU variant through data/gpu_aliases.csv
+            gpu_count=float(spec["gpu_count"]),
+            gpu_memory_gib=None,
+            vcpus=int(spec["vcpus"]),
+            ram_gib=float(spec["ram_gib"]),
+            price_usd_per_hour=prices.get("on_demand"),
+            spot_price_usd_per_hour=prices.get("spot"),
+        )
+        rows.append(row)
+    return rows, bad
+
+
 # -- common steps ---------------------------------------------------------------------------------------
 def _add_family_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Interconnect, network and availability from data/instance_families.csv."""
@@ -273,6 +423,11 @@ def _add_family_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row.update(interconnect=facts.interconnect, network_gbps=facts.network_gbps)
         if facts.availability:
             row["availability"] = facts.availability
+        if facts.availability in ("spot-only", "reservation-only"):
+            # The cloud does not sell the shape on demand: a price computed from on-demand SKUs is not offered.
+            for column in ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"):
+                row[column] = None
+            row["flags"] = ";".join(f for f in (row.get("flags") or "", "not_sold_on_demand") if f)
         kept.append(row)
     return kept
 
@@ -300,8 +455,9 @@ def _resolve(rows: list[dict[str, Any]], left_out: list[Rejected]) -> list[dict[
             )
             continue
         row["gpu"] = spec.id
-        if row.get("gpu_memory_gib") is None:
-            row["gpu_memory_gib"] = spec.memory_gib
+        # One unit everywhere: the hardware table's GiB per GPU, not each cloud's reading of it (AWS reports
+        # 22888 MiB for an L4, Google 24 GB): the same GPU shows the same memory on every cloud.
+        row["gpu_memory_gib"] = spec.memory_gib
         kept.append(row)
     return kept
 
@@ -325,13 +481,26 @@ def _sort_key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (row["instance_type"], row["region"], row["zone"])
 
 
-def build(reference: Path) -> BuildResult:
-    """All providers' rows, validated and sorted, and what was left out."""
+def build(reference: Path, azure_dump: Path | None = None, azure_as_of: str | None = None) -> BuildResult:
+    """All providers' rows, validated and sorted, and what was left out.
+
+    With ``azure_dump`` (and its ``azure_as_of``), Azure comes from that saved Retail Prices API dump instead of
+    the reference snapshot.
+    """
     left_out: list[Rejected] = []
     notes: list[str] = []
-    gcp_rows, gcp_notes = _gcp_rows(reference, left_out)
+    upstreams = dict(UPSTREAMS)
+    list_prices = gcp_list_prices()
+    gcp_rows, gcp_notes = _gcp_rows(reference, left_out, list_prices)
+    _apply_list_prices(gcp_rows, list_prices)
     notes.extend(gcp_notes)
-    raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": _azure_rows(reference)}
+    if azure_dump is not None:
+        upstreams["azure"] = azure_dump_upstream(azure_dump, azure_as_of or "")
+        azure_rows, bad = azure_rows_from_dump(azure_dump, upstreams["azure"])
+        left_out.extend(bad)
+    else:
+        azure_rows = _azure_rows(reference)
+    raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": azure_rows}
     out: dict[str, list[dict[str, Any]]] = {}
     for provider in UPSTREAMS:
         rows = _add_family_facts(raw[provider])
@@ -341,7 +510,11 @@ def build(reference: Path) -> BuildResult:
         report = validate_rows(rows)
         left_out.extend(report.rejected)
         out[provider] = sorted(report.accepted, key=_sort_key)
-    return BuildResult(rows=out, left_out=left_out, notes=notes)
+    # Google Cloud's reference prices failed this (issue 9); every cloud's bundle must pass it.
+    outliers = [o for provider in UPSTREAMS for o in price_outliers(out[provider])]
+    if outliers:
+        raise BuildError("\n".join(str(o) for o in outliers))
+    return BuildResult(rows=out, left_out=left_out, notes=notes, upstreams=upstreams)
 
 
 def _cell(value: Any) -> str:
@@ -387,11 +560,12 @@ def render(result: BuildResult) -> dict[str, str]:
         content = render_csv(result.rows[provider])
         files[name] = content
         digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
-        upstream = UPSTREAMS[provider]
+        upstream = (result.upstreams or UPSTREAMS)[provider]
         manifest["providers"][provider] = {
             "file": name,
             "source": f"bundled {digest} ({upstream.origin})",
-            "as_of": upstream.as_of,
+            # The oldest row decides: a provider is only as fresh as its stalest price.
+            "as_of": min((r["as_of"] for r in result.rows[provider]), default=upstream.as_of),
             "rows": len(result.rows[provider]),
         }
     files["manifest.json"] = render_manifest(manifest["providers"])
@@ -426,11 +600,22 @@ def main(argv: list[str] | None = None) -> int:
         help="folder with the reference CSVs (default: ../shared/reference/catalog from the repository root)",
     )
     parser.add_argument("--out", type=Path, default=REPO / "data" / "catalog", help="output folder")
+    parser.add_argument(
+        "--azure-dump", type=Path, help="saved Azure Retail Prices API pages (JSON) to price Azure from, all regions"
+    )
+    parser.add_argument("--azure-as-of", help="when the Azure dump was taken, ISO 8601 UTC (needed with --azure-dump)")
     args = parser.parse_args(argv)
+    if args.azure_dump is not None and not args.azure_as_of:
+        print("error: --azure-as-of is needed with --azure-dump (when the dump was taken)", file=sys.stderr)
+        return 2
     if not (args.reference / "SOURCES.md").is_file():
         print(f"error: no reference catalog in {args.reference}", file=sys.stderr)
         return 2
-    result = build(args.reference)
+    try:
+        result = build(args.reference, args.azure_dump, args.azure_as_of)
+    except BuildError as exc:
+        print(f"error: prices a buyer cannot trust; fix the source or data/corrections.csv:\n{exc}", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
     for name, content in render(result).items():
         (args.out / name).write_text(content, encoding="utf-8")

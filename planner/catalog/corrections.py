@@ -3,8 +3,10 @@
 Each correction names a provider, an instance type (a shell-style pattern), a region (``*`` for all), the
 field to set and its value ('' means "missing"; field ``exclude`` drops the row with the reason), an optional
 condition ``when`` (``field=value`` or ``field=@other_field``, tested on the row as it came in), a reason and
-a source. After the table, two rules keep prices honest: a Google Cloud offering price is host + GPUs or
-missing, and an offering without an on-demand price is not sold "on-demand".
+a source. The value ``in_gpu_price`` on a Google Cloud host-price field says that the GPU SKU prices the
+whole VM (A4 bills only through its "(1 gpu slice)" SKU): the offering price is the GPU part alone. After
+the table, two rules keep prices honest: a Google Cloud offering price is host + GPUs or missing, and an
+offering without an on-demand price is not sold "on-demand".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from planner.catalog.validate import Rejected
 
 CORRECTIONS_FILE = "corrections.csv"
 EXCLUDE = "exclude"
+IN_GPU_PRICE = "in_gpu_price"
 _KINDS = {column.name: column.kind for column in COLUMNS}
 # (offering price, host part, GPU part): Google Cloud prices the host VM and the GPUs apart.
 PRICE_PARTS = (
@@ -97,6 +100,8 @@ def load_corrections() -> list[Correction]:
             field = row["field"]
             if field != EXCLUDE and field not in _KINDS:
                 raise ValueError(f"{CORRECTIONS_FILE} line {line}: unknown field {field!r}")
+            if row["value"] == IN_GPU_PRICE and field not in {host for _, host, _ in PRICE_PARTS}:
+                raise ValueError(f"{CORRECTIONS_FILE} line {line}: {IN_GPU_PRICE!r} applies only to host price fields")
             condition = row["when"].partition("=")[0]
             if condition and condition not in _KINDS:
                 raise ValueError(f"{CORRECTIONS_FILE} line {line}: unknown field {condition!r} in 'when'")
@@ -130,6 +135,17 @@ def _rejected(row: Mapping[str, Any], provider: str, reason: str) -> Rejected:
         str(row.get("zone") or ""),
         reason,
     )
+
+
+def _fold_into_gpu_price(row: dict[str, Any], host_fields: list[str]) -> None:
+    """Where the GPU SKU prices the whole VM, the offering price is the GPU part; the split is not kept."""
+    for total, host, gpu in PRICE_PARTS:
+        if host not in host_fields:
+            continue
+        row[total] = row.get(gpu)
+        row[host] = row[gpu] = None
+        _add_flag(row, f"corrected:{total}")
+        _add_flag(row, "gpu_sku_prices_whole_vm")
 
 
 def _derive_prices(row: dict[str, Any]) -> None:
@@ -183,9 +199,14 @@ def apply_corrections(rows: list[dict[str, Any]], provider: str) -> tuple[list[d
         if exclusion is not None:
             excluded.append(_rejected(original, provider, f"excluded: {exclusion.reason}"))
             continue
+        folds = []
         for correction in matching:
+            if correction.value == IN_GPU_PRICE:
+                folds.append(correction.field)
+                continue
             row[correction.field] = _typed(correction.field, correction.value)
             _add_flag(row, f"corrected:{correction.field}")
+        _fold_into_gpu_price(row, folds)
         _derive_prices(row)
         _flag_spot_levels(row)
         _derive_availability(row)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import statistics
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +28,10 @@ MIN_PLAUSIBLE_USD_PER_GPU_HOUR = 0.01
 GPU_MEMORY_TOLERANCE = 0.12
 # Google Cloud: the offering price must equal host + GPUs; allow for rounding of published prices.
 SUM_TOLERANCE = 0.005
+# An on-demand price this far under the same shape's median across regions is a commitment, reservation or
+# DWS (flex-start) price taken for a list price: regional list prices of one shape differ by +-30%, while
+# Google's DWS and 3-year commitment SKUs are 45-60% off list (issue 9 audit of the GCP bundle).
+MIN_SHARE_OF_SHAPE_MEDIAN = 0.6
 
 
 @dataclass(frozen=True)
@@ -186,3 +192,33 @@ def validate_rows(rows: Iterable[Mapping[str, Any]]) -> ValidationReport:
         row["flags"] = ";".join(dict.fromkeys(existing + flags))
         report.accepted.append(row)
     return report
+
+
+def price_outliers(rows: Iterable[Mapping[str, Any]]) -> list[Rejected]:
+    """Rows whose prices cannot both be list prices: a spot price above on-demand, or an on-demand price under
+    ``MIN_SHARE_OF_SHAPE_MEDIAN`` of the same instance type's median across regions."""
+    rows = list(rows)
+    by_shape: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in rows:
+        if not _missing(row.get("price_usd_per_hour")):
+            by_shape[str(row["instance_type"])].setdefault(str(row["region"]), float(row["price_usd_per_hour"]))
+    medians = {shape: statistics.median(prices.values()) for shape, prices in by_shape.items()}
+    found = []
+    for row in rows:
+        provider, shape, region, zone = (str(row.get(k) or "") for k in ("provider", "instance_type", "region", "zone"))
+        if _missing(row.get("price_usd_per_hour")):
+            continue
+        on_demand = float(row["price_usd_per_hour"])
+        spot = None if _missing(row.get("spot_price_usd_per_hour")) else float(row["spot_price_usd_per_hour"])
+        if spot is not None and spot > on_demand * 1.0001:
+            found.append(
+                Rejected(provider, shape, region, zone, f"spot price {spot:g} is above on-demand {on_demand:g}")
+            )
+        median = medians[shape]
+        if on_demand < MIN_SHARE_OF_SHAPE_MEDIAN * median:
+            reason = (
+                f"on-demand price {on_demand:g} is under {MIN_SHARE_OF_SHAPE_MEDIAN:.0%} of the shape's median "
+                f"{median:g} across regions (a commitment, reservation or DWS price?)"
+            )
+            found.append(Rejected(provider, shape, region, zone, reason))
+    return found

@@ -22,6 +22,7 @@ from planner._data import data_dir
 from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS
 from planner.catalog.validate import Rejected
 from planner.errors import MissingCredentials
+from planner.hardware import gpu_table
 from planner.providers.base import (
     DEFAULT_WORKERS,
     FetchResult,
@@ -366,7 +367,8 @@ class AwsProvider(Provider):
             region=region,
             gpu=gpu_id,
             gpu_count=count,
-            gpu_memory_gib=round(memory_gib, 3) if memory_gib else None,
+            # One unit on every cloud: the hardware table's GiB (AWS reports 22888 MiB for a 24 GiB L4).
+            gpu_memory_gib=gpu_table()[gpu_id].memory_gib,
             vcpus=(info.get("VCpuInfo") or {}).get("DefaultVCpus"),
             ram_gib=float((info.get("MemoryInfo") or {}).get("SizeInMiB", 0)) / 1024,
             network_gbps=network_gbps(info),

@@ -151,39 +151,56 @@ def sizes_from_skus(skus: Iterable[Any]) -> tuple[dict[str, SizeSpec], list[Reje
     return specs, bad
 
 
-def parse_prices(
+def _is_windows(product: str) -> bool:
+    """Windows meters: 'Virtual Machines NCadsA100v4 Series Windows' or the short '... Srs Win'."""
+    return "Windows" in product or product.endswith(" Win")
+
+
+def price_table(
     items: Iterable[Mapping[str, Any]], sizes: Iterable[str]
-) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
-    """armSkuName -> {"on_demand": USD/h, "spot": USD/h} for Linux pay-as-you-go meters.
+) -> tuple[dict[tuple[str, str], dict[str, float]], dict[tuple[str, str], str]]:
+    """(armSkuName, armRegionName) -> {"on_demand": USD/h, "spot": USD/h} for Linux pay-as-you-go meters.
 
     Spot meters end in 'Spot'; 'Low Priority' meters are a different (batch) product and are skipped, as are
-    Windows, Cloud Services, Dev/Test and reservation prices. Returns the prices and, per size, why one of
-    its meters could not be read (such a size is rejected rather than half-priced).
+    Windows, Cloud Services, Dev/Test and reservation prices. Where a size has several meters of one kind in a
+    region, the latest effectiveStartDate wins. Also returns, per size and region, why one of its meters could
+    not be read (such an offering is rejected rather than half-priced).
     """
     wanted = set(sizes)
-    malformed: dict[str, str] = {}
-    latest: dict[tuple[str, str], tuple[str, float]] = {}
+    malformed: dict[tuple[str, str], str] = {}
+    latest: dict[tuple[str, str, str], tuple[str, float]] = {}
     for item in items:
         size = item.get("armSkuName") or ""
+        region = str(item.get("armRegionName") or "")
         product = str(item.get("productName") or "")
         meter = f"{item.get('meterName') or ''} {item.get('skuName') or ''}"
         if size not in wanted or item.get("type") != "Consumption" or item.get("unitOfMeasure") != "1 Hour":
             continue
-        if "Windows" in product or "CloudServices" in product or "Low Priority" in meter:
+        if _is_windows(product) or "CloudServices" in product or "Low Priority" in meter:
             continue
         kind = "spot" if "Spot" in meter.split() else "on_demand"
         price = item.get("retailPrice", item.get("unitPrice"))
         if not isinstance(price, int | float) or isinstance(price, bool):
-            malformed[size] = f"malformed retailPrice {price!r} on meter {item.get('meterName')!r}"
+            malformed[(size, region)] = f"malformed retailPrice {price!r} on meter {item.get('meterName')!r}"
             continue
+        if price <= 0:
+            continue  # a zero meter is a placeholder, never a free VM
         stamp = str(item.get("effectiveStartDate") or "")
-        key = (size, kind)
+        key = (size, region, kind)
         if key not in latest or stamp >= latest[key][0]:
             latest[key] = (stamp, float(price))
-    out: dict[str, dict[str, float]] = {}
-    for (size, kind), (_, price) in latest.items():
-        out.setdefault(size, {})[kind] = price
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for (size, region, kind), (_, price) in latest.items():
+        out.setdefault((size, region), {})[kind] = price
     return out, malformed
+
+
+def parse_prices(
+    items: Iterable[Mapping[str, Any]], sizes: Iterable[str]
+) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """``price_table`` for the items of one region: armSkuName -> {"on_demand": ..., "spot": ...}."""
+    table, malformed = price_table(items, sizes)
+    return {size: prices for (size, _), prices in table.items()}, {size: why for (size, _), why in malformed.items()}
 
 
 class AzureProvider(Provider):

@@ -23,6 +23,7 @@ from planner.providers.base import (
     ProgressHook,
     Provider,
     RegionFailure,
+    add_flag,
     apply_family,
     blank_row,
     family_facts,
@@ -56,6 +57,19 @@ HOST_SKU = re.compile(
 GPU_SKU = re.compile(
     r"^(?:Nvidia |NVIDIA )?(?:Tesla )?(?P<name>.+?) GPU(?P<spot> attached to Spot Preemptible VMs)? running in"
 )
+# G4's GPU SKUs carry no "GPU" word ("RTX 6000 96GB running in Americas"); their words differ from the
+# accelerator id, so the SKU name maps to the id explicitly.
+NAMED_GPU_SKU = re.compile(r"^(?P<name>RTX 6000 96GB)(?P<spot> attached to Spot Preemptible VMs)? running in")
+SKU_ACCELERATORS = {"RTX 6000 96GB": "nvidia-rtx-pro-6000"}
+# A4-style series bill the whole VM through one per-GPU "slice" SKU and have no vCPU/RAM SKUs, e.g.
+# "A4 Nvidia B200 (1 gpu slice) running in Americas" and its "Spot Preemptible ..." twin.
+SLICE_SKU = re.compile(
+    r"^(?P<spot>Spot Preemptible )?(?P<series>[A-Z]\d+[A-Z]?) (?:Nvidia |NVIDIA )?(?P<name>.+?)"
+    r" \(1 gpu slice\) running in"
+)
+# Usage type OnDemand also covers SKUs that are not list prices: DWS flex-start ("attached to DWS Defined
+# Duration VMs", about 45% of list for H100), calendar-mode reservations and the like. Never on-demand.
+NOT_LIST_PRICE = re.compile(r"DWS|Dynamic Workload|Calendar Mode|Reserved|Reservation|Commitment|Sole Tenancy", re.I)
 # machine-type family word -> the variant word Google's SKU descriptions use for it
 VARIANTS = {"megagpu": "Mega", "ultragpu": "Ultra", "edgegpu": "Edge", "highgpu": "High"}
 
@@ -79,6 +93,8 @@ class PriceBook:
         default_factory=dict
     )  # series, variant, kind, region, usage
     gpu: dict[tuple[frozenset[str], str, str], float] = field(default_factory=dict)  # accelerator, region, usage
+    # per-GPU price of series whose GPU SKU prices the whole VM (A4): accelerator, region, usage
+    whole_vm: dict[tuple[frozenset[str], str, str], float] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
     def core_ram(self, series: str, variant: str, region: str, usage: str) -> tuple[float, float] | None:
@@ -101,32 +117,49 @@ def sku_price(sku: Any) -> tuple[float, str] | None:
     return money(rates[0].unit_price), expression.usage_unit
 
 
+def _usage(sku: Any, spot_in_text: bool) -> str | None:
+    """'on_demand', 'spot' or None (commitments and other usage types are not list prices)."""
+    usage = USAGE_TYPES.get(sku.category.usage_type)
+    if usage is None:
+        return None
+    # Some spot SKUs carry usage type OnDemand; their description says what they are.
+    return "spot" if spot_in_text else usage
+
+
 def price_book(skus: Iterable[Any], regions: set[str] | None) -> PriceBook:
-    """Sort the Compute Engine SKUs that price GPU VMs into a PriceBook."""
+    """Sort the Compute Engine SKUs that price GPU VMs into a PriceBook: OnDemand and Spot list SKUs only."""
     book = PriceBook()
     for sku in skus:
-        usage = USAGE_TYPES.get(sku.category.usage_type)
+        description = sku.description
+        if NOT_LIST_PRICE.search(description):
+            continue  # DWS, reservation and commitment SKUs: cheaper rates that are not the on-demand price
+        host, whole = HOST_SKU.match(description), SLICE_SKU.match(description)
+        gpu = GPU_SKU.match(description) or NAMED_GPU_SKU.match(description)
+        if host is None and whole is None and (gpu is None or sku.category.resource_group != "GPU"):
+            continue
+        spot_in_text = bool((host or whole or gpu)["spot"])  # type: ignore[index]
+        usage = _usage(sku, spot_in_text)
         if usage is None:
-            continue  # commitments and other usage types are not list prices
-        host, gpu = HOST_SKU.match(sku.description), GPU_SKU.match(sku.description)
-        if host is None and (gpu is None or sku.category.resource_group != "GPU"):
             continue
         priced = sku_price(sku)
         if priced is None:
-            book.skipped.append(f"{sku.sku_id} ({sku.description}): no USD price")
+            book.skipped.append(f"{sku.sku_id} ({description}): no USD price")
             continue
         price, unit = priced
         expected = "GiBy.h" if host is not None and host["kind"] == "Ram" else "h"
         if unit != expected:
-            book.skipped.append(f"{sku.sku_id} ({sku.description}): unit {unit!r}, expected {expected!r}")
+            book.skipped.append(f"{sku.sku_id} ({description}): unit {unit!r}, expected {expected!r}")
             continue
         for region in sku.service_regions:
             if regions is not None and region not in regions:
                 continue
             if host is not None:
                 book.host[(host["series"], host["variant"] or "", host["kind"], region, usage)] = price
+            elif whole is not None:
+                book.whole_vm[(accelerator_key(whole["name"]), region, usage)] = price
             elif gpu is not None:
-                book.gpu[(accelerator_key(gpu["name"]), region, usage)] = price
+                name = SKU_ACCELERATORS.get(gpu["name"], gpu["name"])
+                book.gpu[(accelerator_key(name), region, usage)] = price
     return book
 
 
@@ -369,12 +402,19 @@ class GcpProvider(Provider):
                 price_source=self.source,
                 as_of=as_of,
             )
+            accelerator = accelerator_key(shape.accelerator)
             for usage, total, host_column, gpu_column in (
                 ("on_demand", "price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
                 ("spot", "spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
             ):
+                slice_price = book.whole_vm.get((accelerator, region, usage))
+                if slice_price is not None and book.core_ram(series, variant, region, usage) is None:
+                    # The GPU SKU prices the whole VM: no host/GPU split to keep.
+                    row[total] = round(slice_price * shape.gpu_count, 6)
+                    add_flag(row, "gpu_sku_prices_whole_vm")
+                    continue
                 core_ram = book.core_ram(series, variant, region, usage)
-                per_gpu = book.gpu.get((accelerator_key(shape.accelerator), region, usage))
+                per_gpu = book.gpu.get((accelerator, region, usage))
                 if core_ram is None or per_gpu is None:
                     continue  # without both parts there is no instance price: never show a host-only price
                 host_price = core_ram[0] * shape.vcpus + core_ram[1] * shape.ram_gib
@@ -382,6 +422,9 @@ class GcpProvider(Provider):
                 row[host_column], row[gpu_column] = round(host_price, 6), round(gpu_price, 6)
                 row[total] = round(host_price + gpu_price, 6)
             facts = family_facts(self.name, shape.instance_type)
+            if facts is not None and facts.availability in ("spot-only", "reservation-only"):
+                # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra): no on-demand price.
+                row["price_usd_per_hour"] = row["host_price_usd_per_hour"] = row["gpu_price_usd_per_hour"] = None
             apply_family(row, facts)
             unpriced = row["price_usd_per_hour"] is None and row["spot_price_usd_per_hour"] is None
             if unpriced and row["availability"] != "reservation-only":

@@ -13,7 +13,7 @@ import pytest
 from planner.catalog.corrections import apply_corrections, load_corrections
 from planner.catalog.families import family_facts
 from planner.catalog.schema import COLUMN_NAMES
-from planner.catalog.validate import validate_rows
+from planner.catalog.validate import price_outliers, validate_rows
 from planner.hardware import lookup
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,30 +100,61 @@ def test_nd_h100_v5_gpu_count_is_eight() -> None:
     assert len(rows) == 3 and {r["gpu_count"] for r in rows} == {"8"}
 
 
-# GCP a4-highgpu-8g: host price 0.0 is missing, never free; then the offering price is missing too.
-def test_gcp_zero_host_price_is_missing_and_so_is_the_offering_price() -> None:
+# GCP a4-highgpu-8g: no vCPU/RAM SKUs, so upstream's host price 0.0 means "included in the GPU slice SKU".
+def test_gcp_a4_gpu_sku_prices_the_whole_vm() -> None:
     row = gcp_row(
         instance_type="a4-highgpu-8g",
+        region="asia-southeast1",
         gpu="B200",
         gpu_count=8.0,
         gpu_memory_gib=180.0,
         host_price_usd_per_hour=0.0,
-        gpu_price_usd_per_hour=90.216,
-        price_usd_per_hour=90.216,
+        gpu_price_usd_per_hour=154.656,
+        price_usd_per_hour=154.656,
         host_spot_price_usd_per_hour=0.0,
-        gpu_spot_price_usd_per_hour=37.7464,
-        spot_price_usd_per_hour=37.7464,
+        gpu_spot_price_usd_per_hour=39.2168,
+        spot_price_usd_per_hour=39.2168,
     )
     (fixed,), _ = apply_corrections([row], "gcp")
-    assert fixed["host_price_usd_per_hour"] is None and fixed["price_usd_per_hour"] is None
-    assert fixed["spot_price_usd_per_hour"] is None
-    assert fixed["availability"] == "reservation-only"
-    assert {"corrected:host_price_usd_per_hour", "corrected:price_usd_per_hour"} <= flags(fixed)
+    assert fixed["price_usd_per_hour"] == 154.656 and fixed["spot_price_usd_per_hour"] == 39.2168
+    assert all(fixed[c] is None for c in ("host_price_usd_per_hour", "gpu_price_usd_per_hour"))
+    assert "gpu_sku_prices_whole_vm" in flags(fixed) and fixed["availability"] == "on-demand"
     assert validate_rows([fixed]).rejected == []
     rows = [r for r in bundled("gcp") if r["instance_type"] == "a4-highgpu-8g"]
-    assert len(rows) >= 6
-    assert all(r["price_usd_per_hour"] == "" and r["host_price_usd_per_hour"] == "" for r in rows)
-    assert all(r["gpu_price_usd_per_hour"] for r in rows)  # the GPU part is kept, never shown as the price
+    assert len(rows) >= 6 and all(r["spot_price_usd_per_hour"] for r in rows)
+    assert sum(1 for r in rows if r["price_usd_per_hour"]) >= 6  # no longer erased (issue 9)
+
+
+# GCP: upstream took DWS (flex-start) or discounted SKUs for on-demand where a region had no OnDemand SKU.
+@pytest.mark.parametrize(
+    ("instance_type", "gpu", "gpu_part"),
+    [
+        ("a3-edgegpu-8g", "H100-SXM", 33.60609),
+        ("a3-megagpu-8g", "H100-SXM", 35.39149),
+        ("a3-ultragpu-8g", "H200", 36.60258),
+        ("a4-highgpu-8g", "B200", 64.44),
+        ("a4-highgpu-8g", "B200", 90.216),
+    ],
+)
+def test_gcp_dws_price_taken_for_on_demand_is_missing(instance_type: str, gpu: str, gpu_part: float) -> None:
+    row = gcp_row(
+        instance_type=instance_type,
+        gpu=gpu,
+        gpu_count=8.0,
+        gpu_memory_gib=lookup(gpu).spec.memory_gib,
+        host_price_usd_per_hour=9.46006,
+        gpu_price_usd_per_hour=gpu_part,
+        price_usd_per_hour=9.46006 + gpu_part,
+        host_spot_price_usd_per_hour=2.0,
+        gpu_spot_price_usd_per_hour=20.0,
+        spot_price_usd_per_hour=22.0,
+    )
+    (fixed,), _ = apply_corrections([row], "gcp")
+    assert fixed["price_usd_per_hour"] is None and fixed["spot_price_usd_per_hour"] is not None
+    assert fixed["availability"] == "spot-only" and "no_on_demand_price" in flags(fixed)
+    honest = dict(row, gpu_price_usd_per_hour=78.37241, price_usd_per_hour=9.46006 + 78.37241)
+    (kept,), _ = apply_corrections([honest], "gcp")
+    assert kept["price_usd_per_hour"] == pytest.approx(9.46006 + 78.37241)
 
 
 # Azure H100 sizes: SkyPilot fills a missing spot price with the on-demand one.
@@ -146,15 +177,28 @@ def test_azure_h100_spot_equal_to_on_demand_is_missing() -> None:
     assert any(r["spot_price_usd_per_hour"] for r in h100)  # the confidential size has a real spot price
 
 
-# GCP H100: the GPU spot price is above on-demand in some zones; kept, and flagged.
-def test_gcp_h100_spot_above_on_demand_is_kept_and_flagged() -> None:
-    (fixed,), _ = apply_corrections([gcp_row()], "gcp")
+# GCP H100: upstream's spot above on-demand marked a wrong on-demand price; the bundle build now fails on it.
+def test_gcp_spot_above_on_demand_is_flagged_and_fails_the_build_check() -> None:
+    (fixed,), _ = apply_corrections([gcp_row(instance_type="a3-edgegpu-8g")], "gcp")
     (accepted,) = validate_rows([fixed]).accepted
-    assert accepted["spot_price_usd_per_hour"] == pytest.approx(5.98324)
     assert "spot_above_on_demand" in flags(accepted)
-    flagged = [r for r in bundled("gcp") if "spot_above_on_demand" in flags(r)]
-    assert any(r["instance_type"].startswith("a3-highgpu") and r["region"] == "us-central1" for r in flagged)
-    assert all(r["spot_price_usd_per_hour"] for r in flagged)
+    (problem,) = price_outliers([accepted])
+    assert "a3-edgegpu-8g us-central1" in str(problem) and "above on-demand" in str(problem)
+    assert not [r for r in bundled("gcp") if "spot_above_on_demand" in flags(r)]
+
+
+def test_on_demand_far_under_the_shape_median_fails_the_build_check() -> None:
+    rows = [
+        gcp_row(region=region, price_usd_per_hour=price, spot_price_usd_per_hour=1.0)
+        for region, price in (
+            ("us-central1", 11.06),
+            ("us-east4", 11.07),
+            ("europe-west4", 14.07),
+            ("asia-east1", 5.38),
+        )
+    ]
+    (problem,) = price_outliers(rows)
+    assert problem.region == "asia-east1" and "median" in problem.reason
 
 
 # AWS: an empty Price means no published on-demand price: spot-only with spot, else reservation-only.
@@ -200,7 +244,7 @@ def test_aws_fractional_gpu_count() -> None:
         spot_price_usd_per_hour=0.2,
     )
     (fixed,), _ = apply_corrections([row], "aws")
-    assert fixed["gpu_count"] == 0.25 and fixed["gpu_memory_gib"] == pytest.approx(22888 / 1024)
+    assert fixed["gpu_count"] == 0.25 and fixed["gpu_memory_gib"] == 24.0
     assert validate_rows([fixed]).rejected == []
     rows = [r for r in bundled("aws") if r["instance_type"] == "g6f.2xlarge"]
     assert rows and {r["gpu_count"] for r in rows} == {"0.25"}
@@ -225,11 +269,22 @@ def test_azure_left_out_sizes_are_reported(instance_type: str, reason: str) -> N
     assert instance_type not in {r["instance_type"] for r in bundled("azure")}
 
 
+# RTX PRO 6000 Blackwell Server Edition is covered now (issue 9): AWS g7e from the reference, Google G4 from
+# the list-price source (upstream has no G4 GPU price rows); only the fractional G4 sizes are left out.
 @pytest.mark.parametrize(("provider", "instance_type"), [("aws", "g7e.48xlarge"), ("gcp", "g4-standard-48")])
-def test_rtx_pro_6000_shapes_are_left_out_with_a_reason(provider: str, instance_type: str) -> None:
-    kept, excluded = apply_corrections([make_row(provider=provider, instance_type=instance_type)], provider)
-    assert kept == [] and "RTX PRO 6000" in excluded[0].reason
-    assert not any(r["instance_type"] == instance_type for r in bundled(provider))
+def test_rtx_pro_6000_shapes_are_in_the_bundle(provider: str, instance_type: str) -> None:
+    rows = [r for r in bundled(provider) if r["instance_type"] == instance_type]
+    assert rows and {r["gpu"] for r in rows} == {"RTX-PRO-6000-Server"}
+    assert all(r["price_usd_per_hour"] and float(r["gpu_memory_gib"]) == 96 for r in rows)
+    kept, excluded = apply_corrections([make_row(provider="gcp", instance_type="g4-standard-12")], "gcp")
+    assert kept == [] and "fractional" in excluded[0].reason
+
+
+# Azure NCv3 (V100) was retired on 2025-09-30: left out with that reason.
+def test_azure_ncv3_is_retired() -> None:
+    kept, excluded = apply_corrections([make_row(instance_type="Standard_NC24s_v3")], "azure")
+    assert kept == [] and "retired" in excluded[0].reason
+    assert not any(r["instance_type"].endswith("s_v3") for r in bundled("azure"))
 
 
 @pytest.mark.skipif(not (REFERENCE / "SOURCES.md").is_file(), reason="reference catalog is not present")
@@ -265,7 +320,6 @@ def test_azure_confidential_h100_gets_its_gpu() -> None:
 @pytest.mark.parametrize(
     ("instance_type", "expected"),
     [
-        ("Standard_NC6s_v3", "V100-PCIe-16GB"),
         ("Standard_NC40ads_H100_v5", "H100-NVL"),
         ("Standard_ND96asr_v4", "A100-40GB"),
         ("Standard_NC24ads_A100_v4", "A100-PCIe-80GB"),

@@ -367,3 +367,26 @@ def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_
     assert outcome.rows_written == 1
     assert report.exit_code == 0
     assert "rejected aws g5.2xlarge us-east-1/use1-az1: gpu_count must be positive" in report.summary()
+
+
+def test_current_gpu_names_are_accepted_and_memory_is_the_tables_gib() -> None:
+    """Issue 9: a live refresh rejected T4g, RTX PRO 4500 and RTX PRO Server 6000 as unknown GPUs."""
+    types = [
+        instance_type("g5g.xlarge", "T4g", 1, 15360, 4, 8192),
+        instance_type("g7e.2xlarge", "RTX PRO Server 6000", 1, 98304, 8, 65536),
+        instance_type("g7.2xlarge", "RTX PRO 4500", 1, 32768, 8, 32768),
+        instance_type("g6.xlarge", "L4", 1, 22888, 4, 16384),
+    ]
+    names = [t["InstanceType"] for t in types]
+    pricing = PricingEndpoint({(n, "us-east-1"): [price_item(n, "us-east-1", "1.0000000000")] for n in names})
+    aws = StubbedAws(["us-east-1"], pricing)
+    stub_region(aws, "us-east-1", types, {n: ["use1-az1"] for n in names}, [], zones={"us-east-1a": "use1-az1"})
+    result = aws_provider(aws.factory, workers=1).fetch(["us-east-1"])
+    assert result.rejected == []
+    gpus = {r["instance_type"]: (r["gpu"], r["gpu_memory_gib"]) for r in result.rows}
+    assert gpus == {
+        "g5g.xlarge": ("T4G", 16.0),
+        "g7e.2xlarge": ("RTX-PRO-6000-Server", 96.0),
+        "g7.2xlarge": ("RTX-PRO-4500-Server", 32.0),
+        "g6.xlarge": ("L4", 24.0),  # AWS reports 22888 MiB; the catalog holds the table's GiB
+    }

@@ -125,3 +125,134 @@ def test_an_unreachable_zone_fails_its_region_only() -> None:
     assert ("a2-highgpu-1g", "us-central1") in _rows(result)  # the zones that answered still count
     # The region-wide "no results" warning of an empty zone is not a failure.
     assert "asia-east2" not in {f.region for f in result.failures}
+
+
+def _sku(
+    sku_id: str, description: str, usage: str, usd: float, regions: list[str], group: str = "GPU", unit: str = "h"
+) -> dict[str, Any]:
+    """One Cloud Billing SKU in the API's JSON shape (see tests/data/providers/gcp_skus_pages.json)."""
+    units, nanos = int(usd), round((usd - int(usd)) * 1e9)
+    return {
+        "name": f"services/6F81-5844-456A/skus/{sku_id}",
+        "skuId": sku_id,
+        "description": description,
+        "category": {"resourceFamily": "Compute", "resourceGroup": group, "usageType": usage},
+        "serviceRegions": regions,
+        "pricingInfo": [
+            {
+                "pricingExpression": {
+                    "usageUnit": unit,
+                    "tieredRates": [
+                        {
+                            "startUsageAmount": 0,
+                            "unitPrice": {"currencyCode": "USD", "units": str(units), "nanos": nanos},
+                        }
+                    ],
+                }
+            }
+        ],
+    }
+
+
+def _machines_with(*extra: tuple[str, int, int, str, int]) -> dict[str, Any]:
+    machines = load("gcp_machine_types.json")
+    zone = machines["items"]["zones/us-central1-a"]["machineTypes"]
+    for name, cpus, memory_mb, accelerator, count in extra:
+        zone.append(
+            {
+                "name": name,
+                "guestCpus": cpus,
+                "memoryMb": memory_mb,
+                "zone": "us-central1-a",
+                "accelerators": [{"guestAcceleratorType": accelerator, "guestAcceleratorCount": count}],
+            }
+        )
+    return machines
+
+
+def test_dws_reservation_and_commitment_skus_never_price_on_demand() -> None:
+    """Issue 9: the DWS H100 SKU ($4.20, usage type OnDemand) listed before the list SKU must not win."""
+    pages = load("gcp_skus_pages.json")["pages"]
+    decoys = [
+        _sku(
+            "D1",
+            "Nvidia H100 80GB GPU attached to DWS Defined Duration VMs running in Americas",
+            "OnDemand",
+            4.200761,
+            ["us-central1"],
+        ),
+        _sku("D2", "Reserved Nvidia H100 80GB GPU in Americas in Calendar Mode", "OnDemand", 4.6, ["us-central1"]),
+        _sku("D3", "Nvidia H100 80GB GPU running in Americas (DWS)", "OnDemand", 4.1, ["us-central1"]),
+        _sku(
+            "D4",
+            "Commitment v1: Nvidia H100 80GB GPU running in Americas for 1 Year",
+            "Commit1Yr",
+            6.4,
+            ["us-central1"],
+        ),
+    ]
+    first = dict(pages[0], skus=decoys + pages[0]["skus"])
+    rows = _rows(gcp_provider(sku_pages=[first, *pages[1:]]).fetch(["us-central1"]))
+    a3 = rows[("a3-highgpu-8g", "us-central1")]
+    assert a3["gpu_price_usd_per_hour"] == pytest.approx(8 * 10.5)
+
+
+def test_a4_slice_sku_prices_the_whole_vm_and_spot_only_shapes_have_no_on_demand_price() -> None:
+    pages = load("gcp_skus_pages.json")["pages"]
+    extra = [
+        _sku("A4", "A4 Nvidia B200 (1 gpu slice) running in Americas", "OnDemand", 16.11, ["us-central1"]),
+        # Some spot slice SKUs carry usage type OnDemand: the description decides.
+        _sku(
+            "A4S",
+            "Spot Preemptible A4 Nvidia B200 (1 gpu slice) running in Americas",
+            "OnDemand",
+            4.9542,
+            ["us-central1"],
+        ),
+        _sku(
+            "H1S",
+            "Nvidia H100 80GB GPU attached to Spot Preemptible VMs running in Americas",
+            "Preemptible",
+            2.25,
+            ["us-central1"],
+        ),
+        _sku(
+            "A3S1", "Spot Preemptible A3 Instance Core running in Americas", "Preemptible", 0.01, ["us-central1"], "CPU"
+        ),
+        _sku(
+            "A3S2",
+            "Spot Preemptible A3 Instance Ram running in Americas",
+            "Preemptible",
+            0.001,
+            ["us-central1"],
+            "RAM",
+            "GiBy.h",
+        ),
+    ]
+    first = dict(pages[0], skus=pages[0]["skus"] + extra)
+    machines = _machines_with(
+        ("a4-highgpu-8g", 224, 3968 * 1024, "nvidia-b200", 8), ("a3-highgpu-1g", 26, 234 * 1024, "nvidia-h100-80gb", 1)
+    )
+    rows = _rows(gcp_provider(sku_pages=[first, *pages[1:]], machines=machines).fetch(["us-central1"]))
+    a4 = rows[("a4-highgpu-8g", "us-central1")]
+    assert a4["price_usd_per_hour"] == pytest.approx(8 * 16.11)
+    assert a4["spot_price_usd_per_hour"] == pytest.approx(8 * 4.9542)
+    assert a4["host_price_usd_per_hour"] is None and "gpu_sku_prices_whole_vm" in a4["flags"]
+    small = rows[("a3-highgpu-1g", "us-central1")]
+    assert small["price_usd_per_hour"] is None and small["availability"] == "spot-only"
+    assert small["spot_price_usd_per_hour"] == pytest.approx(26 * 0.01 + 234 * 0.001 + 2.25)
+
+
+def test_g4_rtx_pro_6000_sku_without_the_word_gpu() -> None:
+    pages = load("gcp_skus_pages.json")["pages"]
+    extra = [
+        _sku("G4", "RTX 6000 96GB running in Americas", "OnDemand", 3.5, ["us-central1"]),
+        _sku("G4C", "G4 Instance Core running in Americas", "OnDemand", 0.02, ["us-central1"], "CPU"),
+        _sku("G4R", "G4 Instance Ram running in Americas", "OnDemand", 0.002, ["us-central1"], "RAM", "GiBy.h"),
+    ]
+    first = dict(pages[0], skus=pages[0]["skus"] + extra)
+    machines = _machines_with(("g4-standard-48", 48, 180 * 1024, "nvidia-rtx-pro-6000", 1))
+    rows = _rows(gcp_provider(sku_pages=[first, *pages[1:]], machines=machines).fetch(["us-central1"]))
+    g4 = rows[("g4-standard-48", "us-central1")]
+    assert g4["gpu"] == "RTX-PRO-6000-Server" and g4["gpu_memory_gib"] == 96
+    assert g4["price_usd_per_hour"] == pytest.approx(48 * 0.02 + 180 * 0.002 + 3.5)
