@@ -175,6 +175,38 @@ def with_gpu_label(frame: pd.DataFrame) -> pd.DataFrame:
     return labelled
 
 
+def with_view_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ranked options plus what people read first: ``gpus`` ('2x8 H100-SXM') and ``usd_per_gpu_hour``.
+
+    ``usd_per_gpu_hour`` is the instance price over its GPUs, the unit clouds quote and people compare.
+    """
+    labelled = with_gpu_label(frame)
+    if "price_usd_per_hour" in frame.columns and "gpus_per_node" in frame.columns:
+        labelled["usd_per_gpu_hour"] = frame["price_usd_per_hour"] / frame["gpus_per_node"]
+    return labelled
+
+
+def option_headline(option: Mapping[str, Any]) -> dict[str, str]:
+    """One ranked option as the app's headline figures, formatted (cost, time, prices, range, GPUs)."""
+    nodes = int(option["nodes"])
+    return {
+        "Cost per run": f"${option['cost_usd']:,.0f}",
+        "Time to solution": f"{option['time_to_solution_hours']:,.1f} h",
+        "Price per hour": f"${option['price_usd_per_hour'] * nodes:,.2f}",
+        "Per GPU-hour": f"${option['price_usd_per_hour'] / option['gpus_per_node']:,.2f}",
+        "Cost range": f"${option['cost_low_usd']:,.0f}-{option['cost_high_usd']:,.0f}",
+        "gpus": gpu_label(option["gpu"], option["gpus_per_node"], nodes),
+    }
+
+
+def age_text(hours: float) -> str:
+    """'5 h', '3 days', '14 months': how old a price is, in the unit people would say."""
+    if hours < 48:
+        return f"{hours:,.0f} h"
+    days = hours / 24
+    return f"{days:,.0f} days" if days < 90 else f"{days / 30.44:,.0f} months"
+
+
 def terminal_width(default: int = 100) -> int:
     """The terminal's width (``COLUMNS`` wins), or ``default`` when output is not a terminal."""
     import shutil
