@@ -208,9 +208,10 @@ def _answer(result: RankResult, form: PlanForm) -> None:
     figures = report.option_headline(best)
     what = f"{best['provider']} {best['instance_type']} in {best['region']}, {best['pricing']}: {figures['gpus']}"
     st.success(f"**Best option ({form.by}):** {markdown_text(what)}")
-    labels = ("Cost per run", "Time to solution", "Per GPU-hour", "Price per hour", "Cost range")
+    labels = ("Cost per run", "Time to solution", "Per GPU-hour", "Price per hour")
     for col, label in zip(st.columns(len(labels)), labels, strict=True):
         col.metric(label, figures[label])
+    st.caption(f"Cost range {figures['Cost range']} (spot interruptions and model uncertainty)")
     st.subheader(f"{len(view)} options, {int(view['pareto'].sum())} on the cost/time Pareto front")
     st.altair_chart(_chart(view), width="stretch")
     st.dataframe(view[[c for c in SHOWN_COLUMNS if c in view.columns]], hide_index=True, column_config=COLUMN_CONFIG)

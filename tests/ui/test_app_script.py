@@ -82,7 +82,7 @@ def test_plan_page_answers_on_first_load(fixture_catalog: Path) -> None:
     assert "Plan a training run" in [t.value for t in app.title]
     assert app.success[0].value.startswith("**Best option (cost):**")  # no click needed
     metrics = {m.label: m.value for m in app.metric}
-    assert set(metrics) == {"Cost per run", "Time to solution", "Per GPU-hour", "Price per hour", "Cost range"}
+    assert set(metrics) == {"Cost per run", "Time to solution", "Per GPU-hour", "Price per hour"}
     assert app.query_params == {}  # the default form is the bare URL
     ages = [c.value for c in app.caption if c.value.startswith("Prices:")]
     assert ages and all(p in ages[0] for p in ("aws", "gcp", "azure")) and "old (live)" in ages[0]
