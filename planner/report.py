@@ -237,7 +237,8 @@ def render_table(
         show_lines=False,
         header_style="bold",
         box=box.SIMPLE_HEAD if fit else box.HEAVY_HEAD,
-        padding=(0, 1, 0, 0) if fit else (0, 1),
+        padding=(0, 0) if fit else (0, 1),
+        show_edge=not fit,
         pad_edge=not fit,
     )
     headers = [TABLE_HEADERS.get(column, column) if fit else column for column in shown]

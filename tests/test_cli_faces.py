@@ -17,7 +17,7 @@ def test_version(cli: CliRun) -> None:
     assert cli("--version") == (0, f"gpuplan {__version__}\n", "")
 
 
-@pytest.mark.parametrize("columns", [100, 120])
+@pytest.mark.parametrize("columns", [80, 100, 120])
 @pytest.mark.parametrize(
     "args",
     [RANK, ["compare", "-w", "llama-2-7b", "-g", "h100", "-g", "l4"], ["offers"], ["gpus"], ["catalog", "status"]],

@@ -25,7 +25,6 @@ OFFER_TABLE_COLUMNS = (
     "gpu_memory_gib",
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
-    "as_of",
 )
 OFFER_WIDE_COLUMNS = (
     "provider",
