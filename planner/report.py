@@ -112,15 +112,18 @@ def _cell(value: Any, column: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+def visible(value: str) -> str:
+    """``value`` with every control character written as ``\\xNN`` / ``\\uNNNN``: safe to print to a terminal."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", value
+    )
+
+
 def plain_text(value: str) -> Text:
     """Data as inert text for a rich table: never parsed as markup, control characters shown as ``\\xNN``."""
     from rich.text import Text
 
-    return Text(
-        _CONTROL.sub(
-            lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", value
-        )
-    )
+    return Text(visible(value))
 
 
 # Short headers for the terminal table only; CSV and JSON keep the full column names.

@@ -119,3 +119,9 @@ def test_to_csv_quotes_cells_with_line_breaks() -> None:
 
     text = to_csv(pd.DataFrame({"a": ["x\r=cmd|calc", "ok"], "b": [1.0, 2.0]}))
     assert _cells(text) == [["a", "b"], ["x\n'=cmd|calc", "1.0"], ["ok", "2.0"]]
+
+
+def test_messages_on_stderr_show_control_bytes_as_escapes(hostile_store: None, cli: CliRun) -> None:
+    code, _, err = cli("catalog", "history", "-i", "p5\x1b[2J", "-r", "us-east-1")
+    assert code == 2
+    assert "\x1b" not in err and "p5\\x1b[2J" in err

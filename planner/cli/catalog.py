@@ -47,8 +47,10 @@ WideOpt = Annotated[bool, typer.Option("--wide", help="Table: every column (vCPU
 
 
 def note(message: str) -> None:
-    """A message for the user, on stderr so that stdout stays data."""
-    print(message, file=sys.stderr)
+    """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.report import visible
+
+    print(visible(message), file=sys.stderr)
 
 
 def render(

@@ -69,7 +69,9 @@ def main() -> None:
     try:
         build_command()(prog_name="gpuplan")
     except PlannerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from planner.report import visible
+
+        print(f"error: {visible(str(exc))}", file=sys.stderr)  # the message may quote catalog or user text
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

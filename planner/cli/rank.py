@@ -72,8 +72,10 @@ DEFAULT_TABLE_TOP = 20
 
 
 def note(message: str) -> None:
-    """A message for the user, on stderr so that stdout stays data."""
-    print(message, file=sys.stderr)
+    """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.report import visible
+
+    print(visible(message), file=sys.stderr)
 
 
 def _payload(result: RankResult, table: Any) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def _history_chart(history: pd.DataFrame) -> alt.Chart:
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X("created_at:T", title="snapshot stored"),
+            x=alt.X("created_at:T", title="snapshot stored", axis=alt.Axis(format="%Y-%m-%d %H:%M", tickCount=6)),
             y=alt.Y("usd_per_hour:Q", title="USD per instance-hour", scale=alt.Scale(zero=False)),
             color=alt.Color("pricing:N", scale=alt.Scale(domain=["on-demand", "spot"])),
             strokeDash=alt.StrokeDash("zone:N", title="zone"),
@@ -72,7 +72,8 @@ def _price_history(frame: pd.DataFrame) -> None:
     provider, instance_type, region = offerings.iloc[int(chosen or 0)]
     history = cached_history(str(instance_type), str(region), str(provider))
     snapshots = history["snapshot_id"].nunique()
-    st.caption(f"{snapshots} snapshot{'s' if snapshots != 1 else ''} hold this offering; each refresh adds one.")
+    held = "1 snapshot holds" if snapshots == 1 else f"{snapshots} snapshots hold"
+    st.caption(f"{held} this offering; each refresh adds one.")
     st.altair_chart(_history_chart(history), width="stretch")
 
 
