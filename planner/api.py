@@ -148,6 +148,7 @@ def offers(
     spot: bool = False,
     sort: str = "price",
     by_zone: bool = False,
+    available_only: bool = False,
     max_age_hours: float | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
@@ -169,6 +170,7 @@ def offers(
             spot=spot,
             sort=sort,
             by_zone=by_zone,
+            available_only=available_only,
         ),
         max_age_hours=max_age_hours,
         catalog=catalog,
@@ -296,6 +298,7 @@ def rank(
     instance_type: str | Sequence[str] | None = None,
     min_gpu_memory_gib: float | None = None,
     max_age_hours: float | None = None,
+    available_only: bool = False,
     request: RankRequest | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
@@ -308,8 +311,9 @@ def rank(
     filters it with the catalog's one filter, then ranks with ``planner.cost.rank.rank``, which does no I/O.
     ``options`` are RankRequest fields (``deadline_hours``, ``budget_usd``, ``pricing``, ``max_nodes``, ``by``,
     ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
-    the user's evidence (``measured``/``measured_on``, ``efficiency``). ``catalog`` replaces the stored catalog and
-    ``estimator`` the performance model.
+    the user's evidence (``measured``/``measured_on``, ``efficiency``). ``available_only`` keeps offerings whose
+    cloud reported capacity at the last refresh. ``catalog`` replaces the stored catalog and ``estimator`` the
+    performance model.
     """
     from planner.cost.rank import rank as _rank
     from planner.perf.workloads import resolve_workload, split_options
@@ -328,6 +332,7 @@ def rank(
             regions=_as_list(region),
             instance_types=_as_list(instance_type),
             min_gpu_memory_gib=min_gpu_memory_gib,
+            available_only=available_only,
         ),
     )
     oldest = oldest_prices(selection.offers if len(selection.offers) else frame)

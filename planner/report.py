@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from planner.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.text import Text
 
 FORMATS = ("table", "csv", "json")
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
@@ -28,10 +30,16 @@ def check_format(fmt: str) -> str:
 
 
 def safe_cell(value: Any) -> Any:
-    """Neutralise a text cell a spreadsheet would execute; numbers stay numbers."""
-    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
-        return "'" + value
-    return value
+    """Neutralise a text cell a spreadsheet would execute; numbers stay numbers.
+
+    Every line of the cell counts, not only the first: a reader that splits rows at a line break (Python's csv
+    on a bare carriage return, a spreadsheet's import) would otherwise start a new row with ``=cmd|...``.
+    Line breaks become ``\n``, which the CSV writer always quotes (it leaves a bare ``\r`` unquoted).
+    """
+    if not isinstance(value, str):
+        return value
+    lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join("'" + line if line.startswith(_FORMULA_PREFIXES) else line for line in lines)
 
 
 def to_csv(frame: pd.DataFrame) -> str:
@@ -94,29 +102,163 @@ def _cell(value: Any, column: str) -> str:
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if column == "as_of" and isinstance(value, str):
         return value[:10]
+    if column == "created_at" and isinstance(value, str):
+        return value[:16].replace("T", " ")
     return str(value)
 
 
-def render_table(frame: pd.DataFrame, *, title: str | None = None, columns: Sequence[str] | None = None) -> str:
-    """A rich table as text (right-aligned numbers, '-' for missing)."""
+# Characters that would act on the terminal instead of being shown: C0/C1 controls (ESC starts an escape
+# sequence, CR overwrites the line) and the bidirectional overrides that can make a name read as another.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(value: str) -> str:
+    """``value`` with every control character written as ``\\xNN`` / ``\\uNNNN``: safe to print to a terminal."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", value
+    )
+
+
+def plain_text(value: str) -> Text:
+    """Data as inert text for a rich table: never parsed as markup, control characters shown as ``\\xNN``."""
+    from rich.text import Text
+
+    return Text(visible(value))
+
+
+# Short headers for the terminal table only; CSV and JSON keep the full column names.
+TABLE_HEADERS: dict[str, str] = {
+    "instance_type": "instance",
+    "gpus": "GPUs",
+    "gpus_per_node": "GPUs/node",
+    "price_usd_per_hour": "$/h",
+    "spot_price_usd_per_hour": "spot $/h",
+    "time_to_solution_hours": "hours",
+    "cost_usd": "cost $",
+    "cost_low_usd": "low $",
+    "cost_high_usd": "high $",
+    "expected_interruptions": "interruptions",
+    "gpu_memory_gib": "GiB/GPU",
+    "gpu_count": "GPUs",
+    "memory_gib": "GiB",
+    "memory_bandwidth_gbps": "GB/s",
+    "fp32_tflops": "fp32 TF",
+    "tf32_tflops": "tf32 TF",
+    "fp16_tflops": "fp16 TF",
+    "fp8_tflops": "fp8 TF",
+    "nvlink_gbps": "NVLink GB/s",
+    "tdp_w": "TDP W",
+    "architecture": "arch",
+    "snapshot_id": "snapshot",
+    "snapshot_kind": "kind",
+    "created_at": "stored",
+}
+
+
+def gpu_label(gpu: Any, gpus_per_node: Any, nodes: Any) -> str:
+    """'8 H100-SXM' on one instance, '2x8 H100-SXM' on two joined by network, '0.25 L4' for a slice."""
+    if gpu is None or (isinstance(gpu, float) and math.isnan(gpu)):
+        return "-"
+    per_node = _json_value(gpus_per_node)
+    count = "-" if per_node is None else f"{per_node:g}"
+    node_count = _json_value(nodes)
+    prefix = f"{int(node_count)}x" if node_count is not None and node_count > 1 else ""
+    return f"{prefix}{count} {gpu}"
+
+
+def with_gpu_label(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a ``gpus`` column for tables (``gpu_label`` of each option)."""
+    labelled = frame.copy()
+    if frame.empty:
+        labelled["gpus"] = []
+        return labelled
+    labelled["gpus"] = [
+        gpu_label(g, n, k) for g, n, k in zip(frame["gpu"], frame["gpus_per_node"], frame["nodes"], strict=True)
+    ]
+    return labelled
+
+
+def with_view_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ranked options plus what people read first: ``gpus`` ('2x8 H100-SXM') and ``usd_per_gpu_hour``.
+
+    ``usd_per_gpu_hour`` is the instance price over its GPUs, the unit clouds quote and people compare.
+    """
+    labelled = with_gpu_label(frame)
+    if "price_usd_per_hour" in frame.columns and "gpus_per_node" in frame.columns:
+        labelled["usd_per_gpu_hour"] = frame["price_usd_per_hour"] / frame["gpus_per_node"]
+    return labelled
+
+
+def option_headline(option: Mapping[str, Any]) -> dict[str, str]:
+    """One ranked option as the app's headline figures, formatted (cost, time, prices, range, GPUs)."""
+    nodes = int(option["nodes"])
+    return {
+        "Cost per run": f"${option['cost_usd']:,.0f}",
+        "Time to solution": f"{option['time_to_solution_hours']:,.1f} h",
+        "Price per hour": f"${option['price_usd_per_hour'] * nodes:,.2f}",
+        "Per GPU-hour": f"${option['price_usd_per_hour'] / option['gpus_per_node']:,.2f}",
+        "Cost range": f"${option['cost_low_usd']:,.0f}-{option['cost_high_usd']:,.0f}",
+        "gpus": gpu_label(option["gpu"], option["gpus_per_node"], nodes),
+    }
+
+
+def age_text(hours: float) -> str:
+    """'5 h', '3 days', '14 months': how old a price is, in the unit people would say."""
+    if hours < 48:
+        return f"{hours:,.0f} h"
+    days = hours / 24
+    return f"{days:,.0f} days" if days < 90 else f"{days / 30.44:,.0f} months"
+
+
+def terminal_width(default: int = 100) -> int:
+    """The terminal's width (``COLUMNS`` wins), or ``default`` when output is not a terminal."""
+    import shutil
+
+    return shutil.get_terminal_size((default, 24)).columns
+
+
+def render_table(
+    frame: pd.DataFrame,
+    *,
+    title: str | None = None,
+    columns: Sequence[str] | None = None,
+    fit: bool = False,
+) -> str:
+    """A rich table as text (right-aligned numbers, '-' for missing); every cell is shown as inert text.
+
+    ``fit``: a compact frame sized to the terminal (long cells fold). Otherwise the table is as wide as its
+    widest row, so no cell wraps (the user's terminal or pager scrolls); rich folds only past 400 columns.
+    """
     import pandas as pd
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     shown = list(columns) if columns is not None else list(frame.columns)
-    table = Table(title=title, show_lines=False, header_style="bold")
-    for column in shown:
+    table = Table(
+        title=plain_text(title) if title else None,
+        show_lines=False,
+        header_style="bold",
+        box=box.SIMPLE_HEAD if fit else box.HEAVY_HEAD,
+        padding=(0, 0) if fit else (0, 1),
+        show_edge=not fit,
+        pad_edge=not fit,
+    )
+    headers = [TABLE_HEADERS.get(column, column) if fit else column for column in shown]
+    for column, header in zip(shown, headers, strict=True):
         numeric = column in frame.columns and pd.api.types.is_numeric_dtype(frame[column])
-        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
-    widths = [len(column) for column in shown]
+        # Fitting the terminal, text may fold onto a second line; numbers, rank and pricing never do.
+        wraps = not fit or not (numeric or column in ("rank", "pricing"))
+        table.add_column(plain_text(header), justify="right" if numeric else "left", overflow="fold", no_wrap=not wraps)
+    widths = [len(header) for header in headers]
     for row in frame[shown].itertuples(index=False, name=None):
-        cells = [_cell(value, column) for value, column in zip(row, shown, strict=True)]
-        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
+        cells = [plain_text(_cell(value, column)) for value, column in zip(row, shown, strict=True)]
+        widths = [max(width, cell.cell_len) for width, cell in zip(widths, cells, strict=True)]
         table.add_row(*cells)
     buffer = io.StringIO()
-    # Wide enough that no cell wraps (the user's terminal or pager scrolls); rich folds only past 400 columns.
-    width = min(400, sum(widths) + 3 * len(shown) + 1)
-    Console(file=buffer, width=max(80, width), force_terminal=False).print(table)
+    # Fitted: the terminal's width, rich sizes the table naturally within it and folds text only when it must.
+    width = terminal_width() if fit else max(80, min(400, sum(widths) + 3 * len(shown) + 1))
+    Console(file=buffer, width=max(40, width), force_terminal=False, highlight=False).print(table)
     return buffer.getvalue()
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu-planner's one entry point for a fresh machine with only Python 3.11+ and pip.
-#   bash scripts/dev.sh app     install what the app needs into .venv, then start Streamlit on the bundled catalog
+#   bash scripts/dev.sh app     install what the app needs into .venv, then start Streamlit on the bundled catalog,
+#                               on 127.0.0.1:8501 only (GPUPLAN_APP_ADDRESS=0.0.0.0 / GPUPLAN_APP_PORT for a team server)
 #   bash scripts/dev.sh test    install everything into .venv, then run `check` (format, lint, types, all tests)
 #   bash scripts/dev.sh check   the same checks, without the install step
 # Both install steps are idempotent: they re-install only when pyproject.toml changed.
@@ -58,7 +59,10 @@ shift || true
 case "$cmd" in
   app)
     ensure_venv app
-    exec "$venv/bin/streamlit" run streamlit_app.py --server.headless=true "$@" ;;
+    # Loopback unless asked otherwise; no usage statistics; no developer toolbar (also in .streamlit/config.toml).
+    exec "$venv/bin/streamlit" run streamlit_app.py --server.headless=true \
+      --server.address="${GPUPLAN_APP_ADDRESS:-127.0.0.1}" --server.port="${GPUPLAN_APP_PORT:-8501}" \
+      --browser.gatherUsageStats=false --client.toolbarMode=minimal "$@" ;;
   test)
     ensure_venv dev
     ensure_browser

@@ -11,7 +11,7 @@ import csv
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,7 +110,13 @@ class CatalogStore:
 
     def __init__(self, path: Path | str | None = None, *, seed: bool = True) -> None:
         self.path = Path(path) if path is not None else default_store_path()
+        # A store on a read-only mount (a shared team catalog, a container image) is opened for reading only.
+        self.read_only = self.path.is_file() and not _writable(self.path)
         try:
+            if self.read_only:
+                self._db = _connect_read_only(self.path)
+                self._ensure_schema()
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -155,6 +161,8 @@ class CatalogStore:
             if version < SCHEMA_VERSION:
                 self._migrate()
             return
+        if self.read_only:
+            raise CatalogError(f"the read-only file {self.path} is not a gpu-planner catalog store")
         # executescript commits on its own; every statement is idempotent, so two first uses may race.
         self._db.executescript(_DDL)
         self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -168,6 +176,13 @@ class CatalogStore:
                     self._db.execute(statement)
             self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise CatalogError(
+                f"the catalog store at {self.path} is read-only; it can be read but not refreshed "
+                f"(set {STORE_ENV} to a writable folder to refresh)"
+            )
+
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
@@ -177,7 +192,7 @@ class CatalogStore:
         A live snapshot is never replaced by the bundled one.
         """
         manifest_path = data_dir() / "catalog" / "manifest.json"
-        if not manifest_path.is_file():
+        if not manifest_path.is_file() or self.read_only:
             return []
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         results = []
@@ -204,6 +219,7 @@ class CatalogStore:
         as_of: str,
         kind: str = "live",
         only_if_stale: bool = False,
+        merge_regions: Collection[str] | None = None,
     ) -> WriteResult | None:
         """Validate ``rows`` and store them as the provider's new current snapshot, atomically.
 
@@ -212,6 +228,12 @@ class CatalogStore:
 
         Rows of another provider are rejected. If no row survives validation, nothing changes and a
         ``CatalogError`` says why: an empty refresh never replaces a good catalog.
+
+        ``merge_regions``: the regions this write renews. Their rows come from ``rows``; every other region's
+        rows are the provider's current snapshot *as it is inside the write transaction* (flagged
+        ``carried_over``), whatever ``rows`` holds for them. Writers of one store are serialised (``BEGIN
+        IMMEDIATE``), so two refreshes of one provider for different regions both keep their update instead
+        of the later one writing back the earlier one's stale copy.
         """
         if provider not in PROVIDERS:
             raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
@@ -228,12 +250,19 @@ class CatalogStore:
             for row in report.accepted
             if row["provider"] != provider
         ]
+        if merge_regions is not None:
+            renewed = set(merge_regions)
+            accepted = [row for row in accepted if row["region"] in renewed]
         if not accepted:
             reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
             raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
         created_at = datetime.now(UTC).isoformat(timespec="seconds")
         placeholders = ", ".join("?" for _ in range(len(COLUMN_NAMES) + 1))
+        self._require_writable()
         with self._transaction():
+            if merge_regions is not None:
+                # Re-read inside the lock: another writer may have renewed other regions since the caller read.
+                accepted = accepted + self._carried_rows(provider, set(merge_regions))
             if only_if_stale:
                 existing = self._db.execute(
                     "SELECT s.kind, s.source FROM current c JOIN snapshots s ON s.id = c.snapshot_id"
@@ -259,6 +288,24 @@ class CatalogStore:
             )
         info = SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), len(rejected))
         return WriteResult(snapshot=info, rejected=rejected)
+
+    def _carried_rows(self, provider: str, renewed: set[str]) -> list[dict[str, Any]]:
+        """The provider's current rows outside ``renewed``, flagged carried_over (call inside a transaction)."""
+        cursor = self._db.execute(
+            f"SELECT {', '.join('o.' + n for n in COLUMN_NAMES)} FROM current c"
+            " JOIN offerings o ON o.snapshot_id = c.snapshot_id WHERE c.provider = ?",
+            (provider,),
+        )
+        carried = []
+        for values in cursor.fetchall():
+            row = dict(zip(COLUMN_NAMES, values, strict=True))
+            if row["region"] in renewed:
+                continue
+            flags = [f for f in str(row.get("flags") or "").split(";") if f]
+            if "carried_over" not in flags:
+                row["flags"] = ";".join([*flags, "carried_over"])
+            carried.append(row)
+        return carried
 
     # -- reading --------------------------------------------------------------------------------
     def current_snapshots(self) -> list[SnapshotInfo]:
@@ -322,6 +369,27 @@ class _Transaction:
             self._db.execute("COMMIT")
         else:
             self._db.execute("ROLLBACK")
+
+
+def _writable(path: Path) -> bool:
+    """Whether SQLite can write the store: the file, and its folder for the WAL and shared-memory files.
+
+    ``os.access`` answers EROFS for a read-only mount even to root, for whom permission bits do not count.
+    """
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection; ``immutable`` when SQLite cannot even create the WAL index beside the file."""
+    uri = path.resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens lazily: fail here, not later
+        return db
+    except sqlite3.OperationalError:
+        pass
+    # Nothing writes a read-only mount, so telling SQLite the file cannot change is true, and needs no lock.
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
 
 
 def _read_bundled_rows(path: Path) -> list[dict[str, str]]:

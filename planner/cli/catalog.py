@@ -15,7 +15,18 @@ OutputOpt = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write the data to this file instead of stdout.")
 ]
 
+# The table view of `offers`: what fits a terminal, and with --wide the rest (CSV and JSON carry every column).
 OFFER_TABLE_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gib",
+    "price_usd_per_hour",
+    "spot_price_usd_per_hour",
+)
+OFFER_WIDE_COLUMNS = (
     "provider",
     "region",
     "instance_type",
@@ -24,20 +35,34 @@ OFFER_TABLE_COLUMNS = (
     "gpu_memory_gib",
     "vcpus",
     "ram_gib",
+    "interconnect",
+    "network_gbps",
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
     "spot_interruption",
+    "availability",
     "as_of",
 )
+WideOpt = Annotated[bool, typer.Option("--wide", help="Table: every column (vCPUs, RAM, network, interruptions).")]
 
 
 def note(message: str) -> None:
-    """A message for the user, on stderr so that stdout stays data."""
-    print(message, file=sys.stderr)
+    """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.report import visible
+
+    print(visible(message), file=sys.stderr)
 
 
-def render(frame: object, fmt: str, output: Path | None, *, title: str, columns: tuple[str, ...] | None = None) -> None:
-    """Table, CSV or JSON of ``frame`` to stdout or ``output``."""
+def render(
+    frame: object,
+    fmt: str,
+    output: Path | None,
+    *,
+    title: str,
+    columns: tuple[str, ...] | None = None,
+    fit: bool = True,
+) -> None:
+    """Table (fitted to the terminal unless ``fit`` is False), CSV or JSON of ``frame`` to stdout or ``output``."""
     from planner import report
 
     report.check_format(fmt)
@@ -46,7 +71,7 @@ def render(frame: object, fmt: str, output: Path | None, *, title: str, columns:
     elif fmt == "json":
         text = report.to_json(frame)  # type: ignore[arg-type]
     else:
-        text = report.render_table(frame, title=title, columns=columns)  # type: ignore[arg-type]
+        text = report.render_table(frame, title=title, columns=columns, fit=fit)  # type: ignore[arg-type]
     report.emit(text, output)
 
 
@@ -99,6 +124,7 @@ def offers(
     ] = False,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """List GPU offerings of AWS, Google Cloud, Azure, Lambda and Paperspace from the catalog, cheapest first."""
     from planner.api import offers_with_notes
@@ -124,10 +150,13 @@ def offers(
         note(message)
     if frame.empty:
         note("no offering matches these filters")
-    columns = OFFER_TABLE_COLUMNS if not by_zone else ("zone", *OFFER_TABLE_COLUMNS)
+    view = OFFER_WIDE_COLUMNS if wide else OFFER_TABLE_COLUMNS
+    columns = tuple(c for c in view if c in frame.columns)
+    if by_zone:
+        columns = ("provider", "region", "zone", *columns[2:])
     if available_only:
         columns = (*columns, "available_checked_at")
-    render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns)
+    render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns, fit=not wide)
 
 
 def status(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
@@ -151,10 +180,27 @@ def history(
     from planner.api import catalog_history
     from planner.errors import InputError
 
+    for flag, value in (("--instance", instance), ("--region", region), ("--provider", provider)):
+        _check_text(flag, value)
     frame = catalog_history(instance, region, provider=provider)
     if frame.empty:
         raise InputError(f"no offering {instance!r} in region {region!r} in any snapshot; see `gpuplan offers`")
-    render(frame, fmt, output, title=f"{instance} in {region}")
+    columns = ("snapshot_id", "snapshot_kind", "created_at", "zone", "gpu", "gpu_count",
+               "price_usd_per_hour", "spot_price_usd_per_hour", "as_of")  # fmt: skip
+    render(frame, fmt, output, title=f"{instance} in {region}", columns=columns)
+
+
+def _check_text(flag: str, value: str | None) -> None:
+    """An argument the shell passed as bytes that are not UTF-8 (Python keeps them as surrogates) is bad input."""
+    from planner.errors import InputError
+
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise InputError(f"{flag} must be UTF-8 text, got '{shown}'") from None
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 import typer.main
@@ -25,6 +25,25 @@ app = typer.Typer(
 )
 catalog_app = typer.Typer(help="The offering catalog: status, price history, live refresh.", no_args_is_help=True)
 app.add_typer(catalog_app, name="catalog")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from planner import __version__
+
+        print(f"gpuplan {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?"""
+
 
 for module in (catalog, estimate, rank, refresh):
     module.register(app, catalog_app)
@@ -94,7 +113,10 @@ def main() -> None:
     try:
         build_command()(prog_name="gpuplan")
     except PlannerError as exc:
-        print(f"error: {message_for(exc, sys.argv)}", file=sys.stderr)
+        from planner.report import visible
+
+        # The message may quote catalog or user text: control bytes are shown, never sent to the terminal.
+        print(f"error: {visible(message_for(exc, sys.argv))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

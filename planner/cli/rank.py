@@ -43,7 +43,7 @@ OutputOpt = Annotated[
 ]
 DeadlineOpt = Annotated[float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")]
 BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Spend at most this many USD per run.")]
-ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="aws, gcp or azure; repeatable.")]
+ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", "-p", help="aws, gcp or azure; repeatable.")]
 RegionOpt = Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")]
 PricingOpt = Annotated[str, typer.Option("--pricing", help="both, on-demand or spot.")]
 MaxNodesOpt = Annotated[int, typer.Option("--max-nodes", help="Consider 1 to this many instances joined by network.")]
@@ -72,7 +72,11 @@ StartupOpt = Annotated[
     float, typer.Option("--startup-overhead-hours", help="Hours to boot, pull images and stage data, billed.")
 ]
 
-# What the table view shows (CSV and JSON carry every column).
+# What the table view shows (CSV and JSON carry every column): a compact set that fits a terminal, the rest
+# with --wide. "gpus" is report.gpu_label's "2x8 H100-SXM" (nodes x GPUs per node, GPU).
+COMPACT_VIEW = ("rank", "provider", "region", "instance_type", "gpus", "pricing", "price_usd_per_hour",
+                "time_to_solution_hours", "cost_usd")  # fmt: skip
+# --wide shows every column but these (CSV and JSON carry them).
 HIDDEN_IN_TABLE = (
     "zone",
     "energy_kwh",
@@ -84,12 +88,17 @@ HIDDEN_IN_TABLE = (
     "price_as_of",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
+WideOpt = Annotated[
+    bool, typer.Option("--wide", help="Table: every column (GPUs per node, cost range, interruptions, notes).")
+]
 DEFAULT_TABLE_TOP = 20
 
 
 def note(message: str) -> None:
-    """A message for the user, on stderr so that stdout stays data."""
-    print(message, file=sys.stderr)
+    """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.report import visible
+
+    print(visible(message), file=sys.stderr)
 
 
 def _payload(result: RankResult, table: Any) -> dict[str, Any]:
@@ -106,7 +115,9 @@ def _payload(result: RankResult, table: Any) -> dict[str, Any]:
     }
 
 
-def _render(result: RankResult, table: Any, fmt: str, output: Path | None, title: str, view: tuple[str, ...]) -> None:
+def _render(
+    result: RankResult, table: Any, fmt: str, output: Path | None, title: str, view: tuple[str, ...], *, wide: bool
+) -> None:
     from planner import report
 
     if fmt == "csv":
@@ -114,17 +125,20 @@ def _render(result: RankResult, table: Any, fmt: str, output: Path | None, title
     elif fmt == "json":
         text = report.to_json(_payload(result, table))
     else:
-        text = report.render_table(table, title=title, columns=[c for c in view if c in table.columns])
+        shown = report.with_gpu_label(table)
+        text = report.render_table(shown, title=title, columns=[c for c in view if c in shown.columns], fit=not wide)
     report.emit(text, output)
 
 
-def _finish(result: RankResult, fmt: str, *, shown: int, total: int) -> None:
+def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool) -> None:
     """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing."""
     for message in result.notes:
         note(message)
     if fmt == "table":
         if shown < total:
             note(f"showing {shown} of {total} options; --top K or --format csv for more")
+        if not wide and shown:
+            note("--wide adds GPUs per node, cost range, expected interruptions, Pareto and notes")
         if len(result.excluded):
             reasons = result.excluded.drop_duplicates(["provider", "instance_type", "reason"])
             families = reasons["instance_type"].nunique()
@@ -175,6 +189,7 @@ def rank(
     checkpoint_storage_gbps: CheckpointStorageOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """Rank every offering for a training job by cost per run (or time), under a deadline and a budget."""
     from planner import report
@@ -208,13 +223,18 @@ def rank(
     )
     total = len(result.table)
     if fmt == "table" and output is None:
-        # The headline answer first: the best on-demand option beside the best spot option.
+        # The headline answer first: the best on-demand option beside the best spot option; catalog text in it is
+        # shown inert, and it folds to the terminal like the table.
+        import textwrap
+
+        from planner.report import terminal_width, visible
+
         for line in result.headline_lines():
-            print(line)
+            print(visible(line) if wide else textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
     table = result.table.head(shown_top) if shown_top is not None else result.table
     title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
-    _render(result, table, fmt, output, title, TABLE_VIEW)
-    _finish(result, fmt, shown=len(table), total=total)
+    _render(result, table, fmt, output, title, TABLE_VIEW if wide else COMPACT_VIEW, wide=wide)
+    _finish(result, fmt, shown=len(table), total=total, wide=wide)
 
 
 def compare(
@@ -253,6 +273,7 @@ def compare(
     checkpoint_storage_gbps: CheckpointStorageOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
     from planner import report
@@ -281,9 +302,11 @@ def compare(
         checkpoint_storage_gbps=checkpoint_storage_gbps,
         **extra,
     )
-    view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
-    _render(result, result.table, fmt, output, f"{built.name}: best option of each, by {by}", view)
-    _finish(result, fmt, shown=len(result.table), total=len(result.table))
+    wide_view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
+    # A choice without an option says why in its notes, so compare's compact view keeps them.
+    view = wide_view if wide else ("choice", *COMPACT_VIEW, "notes")
+    _render(result, result.table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
+    _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide)
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:

@@ -44,7 +44,7 @@ StackOpt = Annotated[
 ]
 BatchPerGpuOpt = Annotated[int | None, typer.Option("--batch-per-gpu", help="Micro-batch per GPU (samples).")]
 GlobalBatchOpt = Annotated[int | None, typer.Option("--global-batch", help="Global batch (samples per step).")]
-PrecisionOpt = Annotated[str, typer.Option("--precision", "-p", help="fp32, tf32, fp16, bf16 or fp8.")]
+PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
 MeasuredOpt = Annotated[
     float | None,
     typer.Option("--measured", help="Your measured throughput (workload unit, total) on --measured-on."),

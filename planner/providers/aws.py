@@ -155,11 +155,29 @@ def network_gbps(info: Mapping[str, Any]) -> float | None:
     return float(match.group(1)) if match else None
 
 
+class PricingReplyError(Exception):
+    """A Pricing API reply that cannot be read (truncated, malformed): the whole region fails, never a price.
+
+    Not a ValueError on purpose: a ValueError rejects one instance type, this keeps the region's previous prices.
+    """
+
+
 def parse_price_item(item: str | Mapping[str, Any]) -> tuple[str, float]:
-    """(usage type, USD per hour) of one PriceList entry, which arrives as a JSON string. ValueError if malformed."""
-    data = json.loads(item) if isinstance(item, str) else item
-    usage = str(data.get("product", {}).get("attributes", {}).get("usagetype", ""))
-    for term in (data.get("terms", {}).get("OnDemand") or {}).values():
+    """(usage type, USD per hour) of one PriceList entry, which arrives as a JSON string.
+
+    PricingReplyError when the entry is not a readable product (truncated JSON, wrong shape); ValueError when
+    it is readable but has no usable hourly price (that instance type is rejected, the region carries on).
+    """
+    try:
+        data = json.loads(item) if isinstance(item, str) else item
+    except ValueError:
+        raise PricingReplyError("a PriceList entry of the Pricing API reply is not valid JSON (truncated?)") from None
+    terms = data.get("terms") if isinstance(data, Mapping) else None
+    product = data.get("product") if isinstance(data, Mapping) else None
+    if not isinstance(terms, Mapping) or not isinstance(product, Mapping):
+        raise PricingReplyError("a PriceList entry of the Pricing API reply has no product or terms")
+    usage = str((product.get("attributes") or {}).get("usagetype", ""))
+    for term in (terms.get("OnDemand") or {}).values():
         for dimension in (term.get("priceDimensions") or {}).values():
             if dimension.get("unit") != "Hrs":
                 continue
@@ -415,19 +433,32 @@ class AwsProvider(Provider):
             )
         ]
         token: str | None = None
+        seen: set[str] = set()
         while True:
             self._pricing_limit.wait()
             kwargs: dict[str, Any] = {"ServiceCode": "AmazonEC2", "Filters": filters, "FormatVersion": "aws_v1"}
             if token:
                 kwargs["NextToken"] = token
             page = pricing.get_products(**kwargs)
-            yield from page.get("PriceList", [])
+            # botocore turns an unparseable body into {"message": <body>}: without a PriceList list the reply was
+            # truncated or malformed, which must fail the region rather than read as "no on-demand price".
+            items = page.get("PriceList") if isinstance(page, Mapping) else None
+            if not isinstance(items, list):
+                raise PricingReplyError(f"the Pricing API reply for {instance_type} has no PriceList (truncated?)")
+            yield from items
             token = page.get("NextToken")
             if not token:
                 return
+            if token in seen:  # a repeated page token would loop for ever
+                raise PricingReplyError(f"the Pricing API repeated a page token for {instance_type}")
+            seen.add(token)
 
     def _on_demand_price(self, instance_type: str, region: str) -> float | None:
-        """USD/hour on demand, None when AWS publishes none; ValueError on a malformed answer."""
+        """USD/hour on demand, None when AWS publishes none (an empty PriceList).
+
+        ValueError when the price itself is malformed (that type is rejected); PricingReplyError when the reply
+        cannot be read (the region fails and keeps its previous prices).
+        """
         prices = [parse_price_item(item) for item in self._price_items(instance_type, region)]
         if not prices:
             return None

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import queue
 import re
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar
@@ -18,7 +20,7 @@ from typing import Any, ClassVar, TypeVar
 from planner.catalog.families import FamilyFacts
 from planner.catalog.schema import COLUMN_NAMES
 from planner.catalog.validate import Rejected
-from planner.errors import MissingExtra, UnknownGpuError
+from planner.errors import InputError, MissingExtra, UnknownGpuError
 from planner.hardware import lookup
 
 T = TypeVar("T")
@@ -117,25 +119,64 @@ def fetch_regions(
     workers: int = DEFAULT_WORKERS,
     progress: ProgressHook | None = None,
     describe: Callable[[BaseException], str] | None = None,
+    deadline_s: float | None = None,
 ) -> tuple[dict[str, T], list[RegionFailure]]:
-    """Run ``work(region)`` for every region on a thread pool; a failing region is recorded, never fatal."""
+    """Run ``work(region)`` for every region on a pool of threads; a failing region is recorded, never fatal.
+
+    With ``deadline_s``, regions not finished that many seconds after the call fail with reason "deadline"
+    and the call returns at once. Their threads are daemons: a hung socket can neither hold the result back
+    nor keep the process alive, and whatever they produce later is dropped.
+    """
     hook = progress or ProgressHook()
     hook.start(provider, len(regions))
     done: dict[str, T] = {}
     failures: list[RegionFailure] = []
     if not regions:
         return done, failures
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(regions)))) as pool:
-        futures = {pool.submit(work, region): region for region in regions}
-        for future in as_completed(futures):
-            region = futures[future]
+    if deadline_s is not None and not deadline_s > 0:  # also catches NaN
+        raise InputError(f"deadline_s must be a positive number of seconds, got {deadline_s!r}")
+    ends_at = None if deadline_s is None else time.monotonic() + deadline_s
+    todo: queue.SimpleQueue[str] = queue.SimpleQueue()
+    for region in regions:
+        todo.put(region)
+    finished: queue.SimpleQueue[tuple[str, bool, Any]] = queue.SimpleQueue()
+
+    def worker() -> None:
+        while True:
             try:
-                done[region] = future.result()
+                region = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                finished.put((region, True, work(region)))
             except Exception as exc:  # one region's failure must not lose the others
-                failures.append(RegionFailure(region, (describe or describe_error)(exc)))
-                hook.advance(provider, region, False)
-            else:
-                hook.advance(provider, region, True)
+                finished.put((region, False, exc))
+
+    for _ in range(max(1, min(workers, len(regions)))):
+        threading.Thread(target=worker, name=f"fetch-{provider}", daemon=True).start()
+    pending = set(regions)
+    while pending:
+        timeout = None if ends_at is None else ends_at - time.monotonic()
+        try:
+            if timeout is not None and timeout <= 0:
+                raise queue.Empty
+            region, ok, value = finished.get(timeout=timeout)
+        except queue.Empty:
+            break
+        pending.discard(region)
+        if ok:
+            done[region] = value
+        else:
+            failures.append(RegionFailure(region, (describe or describe_error)(value)))
+        hook.advance(provider, region, ok)
+    while pending:  # only when the deadline passed: regions still queued are not started any more
+        try:
+            todo.get_nowait()
+        except queue.Empty:
+            break
+    for region in sorted(pending):
+        failures.append(RegionFailure(region, f"deadline: not finished within the refresh's {deadline_s:g} s"))
+        hook.advance(provider, region, False)
     failures.sort(key=lambda f: f.region)
     return done, failures
 

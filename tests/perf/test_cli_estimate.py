@@ -118,7 +118,7 @@ def test_tuned_stack_flows_through_and_is_faster() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["-w", "mpt-7b", "-g", "V100", "-p", "fp8"], "fp8"),
+        (["-w", "mpt-7b", "-g", "V100", "--precision", "fp8"], "fp8"),
         (["-w", "mpt-7b", "-g", "H100", "-n", "0"], "--gpus"),
         (["-w", "mpt-7b", "-g", "H100", "--seq-len", "-5"], "--seq-len"),
         (["-w", "gpt-5", "-g", "H100"], "unknown workload"),
@@ -141,7 +141,7 @@ def test_bad_input_exits_2_with_one_line(cli: CliRun, args: list[str], needle: s
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["-w", "mpt-7b", "-g", "V100", "-p", "fp8"], "fp8"),
+        (["-w", "mpt-7b", "-g", "V100", "--precision", "fp8"], "fp8"),
         (["-w", "mpt-7b", "-g", "H100", "--gpus", "0"], "--gpus"),
     ],
 )

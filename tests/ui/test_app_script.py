@@ -72,28 +72,102 @@ def _app() -> object:
     return AppTest.from_file(APP, default_timeout=60)
 
 
+def _unescaped(markdown: str) -> str:
+    return markdown.replace("\\", "")
+
+
+def test_plan_page_answers_on_first_load(fixture_catalog: Path) -> None:
+    app = _app().run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    assert "Plan a training run" in [t.value for t in app.title]
+    assert app.success[0].value.startswith("**Best option (cost):**")  # no click needed
+    metrics = {m.label: m.value for m in app.metric}
+    assert set(metrics) == {"Cost per run", "Time to solution", "Per GPU-hour", "Price per hour"}
+    assert app.query_params == {}  # the default form is the bare URL
+    ages = [c.value for c in app.caption if c.value.startswith("Prices:")]
+    assert ages and all(p in ages[0] for p in ("aws", "gcp", "azure")) and "old (live)" in ages[0]
+
+
 def test_plan_page_ranks_offerings(fixture_catalog: Path) -> None:
     app = _app().run()  # type: ignore[attr-defined]
-    assert not app.exception
-    assert "Plan a training run" in [t.value for t in app.title]
-    app.selectbox[0].set_value("llama-2-7b")
-    app.number_input[0].set_value(1e9)
+    app.selectbox(key="plan.workload").set_value("llama-2-7b")
+    app.number_input(key="plan.work").set_value(1e9)
     app.button[0].click().run()
     assert not app.exception, app.exception
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Cost per run"].startswith("$")
-    headline = app.success[0].value
+    headline = _unescaped(app.success[0].value)
     assert headline.startswith("**Best option (cost):**")
     assert any(name in headline for name in ("p5.48xlarge", "p4d.24xlarge", "Standard_NC40ads_H100_v5"))
     table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
     assert list(table["rank"])[:3] == [1, 2, 3]
     assert table["cost_usd"].is_monotonic_increasing
+    # Cost, time and $/GPU-hour come first, before any column that would need a horizontal scroll.
+    assert list(table.columns)[:4] == ["rank", "cost_usd", "time_to_solution_hours", "usd_per_gpu_hour"]
+    assert app.query_params == {"w": "llama-2-7b", "work": "1e+09"}
+
+
+def test_the_url_is_the_form(fixture_catalog: Path) -> None:
+    app = _app()
+    app.query_params.update(  # type: ignore[attr-defined]
+        {"w": "llama-2-7b", "mode": "lora", "region": "us-east-1", "pricing": "on-demand", "nodes": "2"}
+    )
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    assert app.selectbox(key="plan.workload").value == "llama-2-7b"
+    assert app.radio(key="plan.mode").value == "lora"
+    assert app.multiselect(key="plan.regions").value == ["us-east-1"]
+    assert app.slider(key="plan.max_nodes").value == 2
+    table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
+    assert set(table["region"]) == {"us-east-1"} and set(table["pricing"]) == {"on-demand"}
+    assert any("default lora budget" in m.value for m in app.markdown)
+    # Changing the form rewrites the URL, so the link shared next gives this answer.
+    app.radio(key="plan.pricing").set_value("spot")
+    app.button[0].click().run()
+    assert app.query_params["pricing"] == "spot" and app.query_params["mode"] == "lora"
+
+
+def test_a_bad_link_value_is_ignored_with_a_warning(fixture_catalog: Path) -> None:
+    app = _app()
+    app.query_params.update({"deadline_h": "nan", "gpu": "H100-SXM,Z9000", "w": "llama-2-7b"})  # type: ignore[attr-defined]
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception
+    warnings = [_unescaped(w.value) for w in app.warning]
+    assert any("ignored deadline_h='nan'" in w for w in warnings), warnings
+    assert any("unknown Z9000" in w for w in warnings), warnings
+    assert app.success  # still an answer, for the rest of the link
+
+
+def test_custom_model_inputs(fixture_catalog: Path) -> None:
+    app = _app().run()  # type: ignore[attr-defined]
+    app.selectbox(key="plan.workload").set_value("transformer")
+    app.number_input(key="plan.layers").set_value(24)
+    app.number_input(key="plan.hidden").set_value(2048)
+    app.number_input(key="plan.seq_len").set_value(2048)
+    app.number_input(key="plan.work").set_value(1e9)
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    assert app.success
+    assert app.query_params["layers"] == "24" and app.query_params["w"] == "transformer"
+
+
+def test_chart_shapes_pricing_and_colours_each_gpu(fixture_catalog: Path) -> None:
+    import json
+
+    app = _app().run()  # type: ignore[attr-defined]
+    chart = app.get("vega_lite_chart")[0]  # type: ignore[attr-defined]
+    spec = json.loads(chart.proto.spec)
+    encoding = spec["encoding"]
+    assert encoding["shape"]["field"] == "pricing"
+    assert encoding["shape"]["scale"]["domain"] == ["on-demand", "spot"]
+    assert encoding["color"]["field"] == "gpu" and encoding["color"]["scale"]["scheme"] == "category20"
+    assert encoding["x"]["title"] == "time to solution (hours)" and encoding["y"]["title"] == "cost per run (USD)"
 
 
 def test_plan_page_explains_an_impossible_deadline(fixture_catalog: Path) -> None:
     app = _app().run()  # type: ignore[attr-defined]
-    app.selectbox[0].set_value("llama-2-7b")
-    app.number_input[1].set_value(0.01)  # deadline: 36 seconds
+    app.selectbox(key="plan.workload").set_value("llama-2-7b")
+    app.number_input(key="plan.deadline_hours").set_value(0.01)  # deadline: 36 seconds
     app.button[0].click().run()
     assert not app.exception
     warnings = [w.value for w in app.warning]
@@ -116,7 +190,7 @@ def test_estimate_page(fixture_catalog: Path) -> None:
     assert any("NVIDIA-tuned" in m.value for m in app.markdown)
 
 
-def test_catalog_page_renders_offerings_and_freshness(fixture_catalog: Path) -> None:
+def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: Path) -> None:
     app = _app()
     app.switch_page("planner/ui/pages/catalog.py")  # type: ignore[attr-defined]
     app = app.run()  # type: ignore[attr-defined]
@@ -124,5 +198,10 @@ def test_catalog_page_renders_offerings_and_freshness(fixture_catalog: Path) -> 
     frames = [element.value for element in app.dataframe]
     status = next(f for f in frames if "age_hours" in f.columns)
     assert set(status["provider"]) == {"aws", "gcp", "azure"}
+    ages = {m.label: m.value for m in app.metric}
+    assert set(ages) == {"aws (live)", "gcp (live)", "azure (live)"}
+    assert all(value.endswith(" old") for value in ages.values())
     offers = next(f for f in frames if "instance_type" in f.columns)
     assert {"p5.48xlarge", "g2-standard-8"} <= set(offers["instance_type"])
+    assert app.get("vega_lite_chart")  # type: ignore[attr-defined]
+    assert any("snapshot holds this offering" in c.value for c in app.caption)

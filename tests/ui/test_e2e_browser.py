@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -12,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from factories import make_offer
@@ -33,16 +36,28 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+HOSTILE = "p4d.24xlarge\r=cmd|' /C calc'!A0"  # a bare carriage return, then a formula
+
+
 @pytest.fixture
 def app_url(isolated_store: Path) -> Iterator[str]:
     with CatalogStore(seed=False) as store:
-        store.write_snapshot("aws", [make_offer()], source="e2e", as_of="2026-11-01T00:00:00+00:00")
+        store.write_snapshot(
+            "aws",
+            [
+                make_offer(),
+                make_offer(instance_type=HOSTILE, gpu="A100-40GB", gpu_memory_gib=40.0, price_usd_per_hour=21.96,
+                           spot_price_usd_per_hour=None, spot_interruption=None, interconnect="nvswitch"),
+            ],
+            source="e2e",
+            as_of="2026-11-01T00:00:00+00:00",
+        )  # fmt: skip
     port = _free_port()
     env = {**os.environ, "GPUPLAN_HOME": str(isolated_store), "PYTHONPATH": str(REPO)}
+    # Started from the repository root without address flags: .streamlit/config.toml binds it to 127.0.0.1.
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "streamlit_app.py"), "--server.headless=true",
-         f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "streamlit_app.py"), f"--server.port={port}"],
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
@@ -66,21 +81,73 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
                 "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
-def test_plan_and_catalog_pages_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
+def _downloaded_csv(page: Any, button: str) -> list[list[str]]:
+    with page.expect_download(timeout=30_000) as info:
+        page.get_by_role("button", name=button).first.click()
+    text = Path(info.value.path()).read_text(encoding="utf-8")
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+def _assert_safe(rows: list[list[str]]) -> None:
+    assert rows and all(len(row) == len(rows[0]) for row in rows), "a line break in a cell started a new row"
+    for cell in (cell for row in rows[1:] for cell in row):
+        lines = cell.replace("\r", "\n").split("\n")
+        assert not any(line.startswith(("=", "+", "-", "@")) for line in lines), cell
+    assert any("p4d.24xlarge" in cell for row in rows for cell in row)
+
+
+def test_plan_page_answers_on_load_keeps_the_form_in_the_url_and_draws_the_chart(app_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+            page.goto(app_url, wait_until="domcontentloaded")
+            # First load: the default workload's answer, without pressing anything.
+            page.get_by_text("Best option (cost):").wait_for(timeout=60_000)
+            page.get_by_text(re.compile(r"^\$[\d,]+$")).first.wait_for(timeout=30_000)  # the cost per run
+            page.get_by_text(re.compile(r"\d+ options, \d+ on the cost/time Pareto front")).wait_for()
+            page.get_by_text(re.compile(r"^Prices: aws .* old \(live\)")).wait_for()
+            page.get_by_text(re.compile(r"Best option \(cost\):.*spot")).wait_for()
+            # The chart is drawn: a vega-embed canvas or SVG with a legend for pricing and GPU.
+            page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(timeout=30_000)
+            page.screenshot(path=str(tmp_path / "plan.png"), full_page=True)
+            _assert_safe(_downloaded_csv(page, "Download CSV"))
+
+            # Change the form: the URL takes it, and a fresh tab on that URL gives the same answer.
+            page.get_by_text("on-demand", exact=True).first.click()
+            page.get_by_role("button", name="Rank offerings").click()
+            page.wait_for_url(re.compile(r"pricing=on-demand"), timeout=30_000)
+            page.get_by_text(re.compile(r"Best option \(cost\):.*on-demand")).wait_for(timeout=30_000)
+            shared = page.url
+            other = browser.new_page(viewport={"width": 1400, "height": 1000})
+            other.goto(shared, wait_until="domcontentloaded")
+            other.get_by_text(re.compile(r"Best option \(cost\):.*on-demand")).wait_for(timeout=60_000)
+            expect(other.get_by_role("radio", name="on-demand")).to_be_checked(timeout=10_000)
+            other.close()
+
+            # Back returns to the previous answer (and the previous form).
+            page.go_back()
+            page.wait_for_url(lambda url: "pricing=" not in url, timeout=30_000)
+            page.get_by_text(re.compile(r"Best option \(cost\):.*spot")).wait_for(timeout=30_000)
+            expect(page.get_by_role("radio", name="both")).to_be_checked(timeout=10_000)
+        finally:
+            browser.close()
+
+
+def test_catalog_page_in_a_real_browser(app_url: str) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(app_url, wait_until="domcontentloaded")
-            page.get_by_role("button", name="Rank offerings").click(timeout=60_000)
-            page.get_by_text("Best option (cost):").wait_for(timeout=60_000)
-            page.get_by_text(re.compile(r"^\$[\d,]+$")).first.wait_for(timeout=30_000)  # the cost per run
-            page.get_by_text(re.compile(r"\d+ options, \d+ on the cost/time Pareto front")).wait_for()
-            page.screenshot(path=str(tmp_path / "plan.png"), full_page=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
             page.goto(app_url + "/catalog", wait_until="domcontentloaded")
-            page.get_by_text("Catalog freshness").wait_for(timeout=60_000)
+            page.get_by_text("Price age per provider").wait_for(timeout=60_000)
             page.get_by_text(re.compile(r"^\d+ offerings$")).wait_for(timeout=30_000)
+            page.get_by_text("Price history").wait_for(timeout=30_000)
+            page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(timeout=30_000)
+            _assert_safe(_downloaded_csv(page, "Download CSV"))
         finally:
             browser.close()

@@ -1,0 +1,189 @@
+"""The plan form as a value: read from and written to the page URL, so a link reproduces the answer.
+
+Pure functions (no Streamlit): the page turns ``st.query_params`` into a ``PlanForm`` with ``from_query``,
+writes ``to_query`` back after each submit, and hands ``rank_arguments`` to ``planner.api.rank``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.catalog.schema import PROVIDERS
+from planner.cost.request import ORDERS, PRICINGS
+from planner.hardware import PRECISIONS
+from planner.perf.workloads import CUSTOM, MODES, STACKS, Workload, get_workload, workload_names
+
+PRICING = PRICINGS
+ORDER_BY = ORDERS
+MAX_NODES = 16
+
+
+@dataclass(frozen=True)
+class PlanForm:
+    """Everything the plan page asks; 0 (or empty) means "not set" for the optional numbers."""
+
+    workload: str = "llama-3-8b"
+    work: float = 0.0  # 0: the preset's default amount for the mode
+    mode: str = "pretrain"
+    precision: str = "bf16"
+    stack: str = "typical"
+    params_billions: float = 0.0  # custom model (or overrides of a preset's shape)
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    seq_len: int = 0
+    deadline_hours: float = 0.0
+    budget_usd: float = 0.0
+    pricing: str = "both"
+    providers: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    max_nodes: int = 1
+    by: str = "cost"
+    available_only: bool = False  # only offerings whose cloud reported capacity at the last refresh
+
+
+# Field -> URL key; short keys keep shared links readable.
+URL_KEYS: dict[str, str] = {
+    "workload": "w",
+    "work": "work",
+    "mode": "mode",
+    "precision": "prec",
+    "stack": "stack",
+    "params_billions": "params_b",
+    "layers": "layers",
+    "hidden": "hidden",
+    "heads": "heads",
+    "seq_len": "seq",
+    "deadline_hours": "deadline_h",
+    "budget_usd": "budget_usd",
+    "pricing": "pricing",
+    "providers": "provider",
+    "regions": "region",
+    "gpus": "gpu",
+    "max_nodes": "nodes",
+    "by": "by",
+    "available_only": "available",
+}
+DEFAULT = PlanForm()
+
+
+def choices(catalog_regions: Sequence[str], catalog_gpus: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The allowed values of every choice field (regions and GPUs come from the catalog)."""
+    return {
+        "workload": tuple(workload_names()),
+        "mode": MODES,
+        "precision": PRECISIONS,
+        "stack": STACKS,
+        "pricing": PRICING,
+        "by": ORDER_BY,
+        "providers": PROVIDERS,
+        "regions": tuple(catalog_regions),
+        "gpus": tuple(catalog_gpus),
+    }
+
+
+def _number(text: str, kind: type) -> float | int:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("not a finite number >= 0")
+    if kind is int:
+        if not value.is_integer():
+            raise ValueError("not a whole number")
+        return int(value)
+    return value
+
+
+def from_query(
+    params: Mapping[str, str | Sequence[str]], allowed: Mapping[str, Sequence[str]]
+) -> tuple[PlanForm, list[str]]:
+    """The form a URL describes, and one line per value that was ignored (the default is used instead)."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for field in dataclasses.fields(PlanForm):
+        key = URL_KEYS[field.name]
+        raw = params.get(key)
+        if raw is None:
+            continue
+        text = raw if isinstance(raw, str) else ",".join(raw)
+        default = getattr(DEFAULT, field.name)
+        try:
+            if isinstance(default, bool):
+                if text not in ("1", "0", "true", "false"):
+                    raise ValueError("1 or 0")
+                values[field.name] = text in ("1", "true")
+            elif isinstance(default, tuple):
+                items = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+                unknown = [item for item in items if item not in allowed[field.name]]
+                if unknown:
+                    raise ValueError(f"unknown {', '.join(unknown)}")
+                values[field.name] = items
+            elif isinstance(default, str):
+                if text not in allowed[field.name]:
+                    raise ValueError(f"one of {', '.join(allowed[field.name])}")
+                values[field.name] = text
+            else:
+                values[field.name] = _number(text, type(default))
+        except ValueError as exc:
+            problems.append(f"ignored {key}={text[:40]!r} from the link ({exc})")
+    if values.get("max_nodes", 1) not in range(1, MAX_NODES + 1):
+        problems.append(f"ignored nodes={values.pop('max_nodes')} from the link (1 to {MAX_NODES})")
+    return dataclasses.replace(DEFAULT, **values), problems
+
+
+def to_query(form: PlanForm) -> dict[str, str]:
+    """The URL parameters of ``form``: only what differs from the defaults, so the default page is a bare URL."""
+    out: dict[str, str] = {}
+    for field in dataclasses.fields(PlanForm):
+        value = getattr(form, field.name)
+        if value == getattr(DEFAULT, field.name):
+            continue
+        if isinstance(value, bool):
+            out[URL_KEYS[field.name]] = "1" if value else "0"
+        elif isinstance(value, tuple):
+            out[URL_KEYS[field.name]] = ",".join(value)
+        elif isinstance(value, float):
+            out[URL_KEYS[field.name]] = f"{value:g}"
+        else:
+            out[URL_KEYS[field.name]] = str(value)
+    return out
+
+
+def build_workload(form: PlanForm) -> Workload:
+    """The workload the form describes (InputError, one line, when it does not make a model)."""
+    return get_workload(
+        form.workload,
+        work=form.work or None,
+        mode=form.mode,
+        stack=form.stack,
+        params=form.params_billions * 1e9 or None,
+        layers=form.layers or None,
+        hidden=form.hidden or None,
+        heads=form.heads or None,
+        seq_len=form.seq_len or None,
+    )
+
+
+def rank_arguments(form: PlanForm) -> dict[str, Any]:
+    """Keyword arguments of ``planner.api.rank`` besides the workload."""
+    return {
+        "precision": form.precision,
+        "deadline_hours": form.deadline_hours or None,
+        "budget_usd": form.budget_usd or None,
+        "pricing": form.pricing,
+        "provider": list(form.providers) or None,
+        "region": list(form.regions) or None,
+        "gpu": list(form.gpus) or None,
+        "max_nodes": form.max_nodes,
+        "by": form.by,
+        "available_only": form.available_only,
+    }
+
+
+def is_custom(form: PlanForm) -> bool:
+    """Whether the form describes the generic transformer rather than a preset."""
+    return form.workload == CUSTOM

@@ -1,0 +1,63 @@
+"""The CLI's faces: tables that fit the terminal, --wide, --version, one meaning of -p, clean errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from conftest import CliRun
+
+from planner import __version__
+
+RANK = ["rank", "-w", "llama-2-7b", "--tokens", "1e10"]
+
+
+def test_version(cli: CliRun) -> None:
+    assert cli("--version") == (0, f"gpuplan {__version__}\n", "")
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+@pytest.mark.parametrize(
+    "args",
+    [RANK, ["compare", "-w", "llama-2-7b", "-g", "h100", "-g", "l4"], ["offers"], ["gpus"], ["catalog", "status"]],
+    ids=["rank", "compare", "offers", "gpus", "status"],
+)
+def test_tables_fit_the_terminal(cli: CliRun, monkeypatch: pytest.MonkeyPatch, args: list[str], columns: int) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, err = cli(*args)
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= columns
+
+
+def test_rank_compact_columns_and_wide(cli: CliRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    _, compact, err = cli(*RANK)
+    header = next(line for line in compact.splitlines() if line.strip().startswith("rank"))
+    assert header.split() == ["rank", "provider", "region", "instance", "GPUs", "pricing", "$/h", "hours", "cost", "$"]
+    assert "--wide adds" in err
+    _, wide, _ = cli(*RANK, "--wide")
+    for column in ("gpus_per_node", "cost_low_usd", "expected_interruptions", "notes"):
+        assert column in wide
+
+
+def test_csv_keeps_every_column_whatever_the_view(cli: CliRun) -> None:
+    from planner.cost.result import TABLE_COLUMNS
+
+    _, out, _ = cli(*RANK, "-f", "csv")
+    assert next(csv.reader(io.StringIO(out))) == list(TABLE_COLUMNS)
+
+
+def test_p_means_provider_in_every_command(cli: CliRun) -> None:
+    for args in (["offers", "-p", "gcp", "-f", "json"], [*RANK, "-p", "gcp", "-f", "json"]):
+        code, out, err = cli(*args)
+        assert code == 0, err
+        assert '"provider": "gcp"' in out and '"provider": "aws"' not in out
+    code, _, err = cli("estimate", "-w", "llama-2-7b", "-g", "h100", "-p", "bf16")
+    assert code == 2 and "No such option: -p" in err
+
+
+def test_history_with_bytes_that_are_not_utf8_is_one_line_exit_2(cli: CliRun) -> None:
+    code, out, err = cli("catalog", "history", "-i", b"p5\xff".decode("utf-8", "surrogateescape"), "-r", "us-east-1")
+    assert (code, out) == (2, "")
+    assert err == "error: --instance must be UTF-8 text, got 'p5\\xff'\n"
