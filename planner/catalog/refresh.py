@@ -11,6 +11,7 @@ loses offerings.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,9 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from planner import checks
 from planner.catalog.store import CatalogStore
-from planner.catalog.validate import Rejected, ValidationReport, validate_rows
-from planner.errors import CatalogError, InputError, PlannerError
+from planner.catalog.validate import Rejected, ValidationReport, price_outliers, validate_rows
+from planner.errors import CatalogError, InputError, PlannerError, ProviderError
 from planner.providers import provider_class, provider_names
 from planner.providers.base import (
     FetchResult,
@@ -171,19 +173,54 @@ def _previous_rows(store: CatalogStore, provider: str) -> list[dict[str, Any]]:
     return records(frame[frame["provider"] == provider])
 
 
+def _fetch_within(
+    provider: Provider,
+    regions: Sequence[str] | None,
+    progress: ProgressHook | None,
+    previous: Sequence[Mapping[str, Any]],
+    ends_at: float | None,
+) -> FetchResult:
+    """``provider.fetch``, given up at ``ends_at`` (a monotonic time): a hung socket in any listing, region or
+    side download cannot hold the refresh. The fetch runs on a daemon thread, so a hang cannot keep the process
+    alive either; whatever it produces after the limit is dropped."""
+    if ends_at is None:
+        return provider.fetch(regions, progress=progress, previous=previous)
+    answer: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            answer["result"] = provider.fetch(regions, progress=progress, previous=previous)
+        except BaseException as exc:  # handed to the caller's thread below
+            answer["error"] = exc
+
+    worker = threading.Thread(target=run, name=f"refresh-{provider.name}", daemon=True)
+    worker.start()
+    worker.join(max(0.0, ends_at - time.monotonic()))
+    if worker.is_alive():
+        raise ProviderError(f"{provider.name}: did not finish within the refresh time limit; kept the previous catalog")
+    if "error" in answer:
+        raise answer["error"]
+    result: FetchResult = answer["result"]
+    return result
+
+
 def refresh_provider(
     provider: Provider,
     store: CatalogStore,
     *,
     regions: Sequence[str] | None = None,
     progress: ProgressHook | None = None,
+    ends_at: float | None = None,
 ) -> ProviderReport:
-    """Fetch one provider and store its snapshot in one transaction; errors become the report's ``error``."""
+    """Fetch one provider and store its snapshot in one transaction; errors become the report's ``error``.
+
+    ``ends_at`` (a ``time.monotonic()`` value) bounds the fetch; past it the provider keeps its previous catalog.
+    """
     name = provider.name
     started = time.monotonic()
     previous = _previous_rows(store, name)
     try:
-        result: FetchResult = provider.fetch(regions, progress=progress, previous=previous)
+        result = _fetch_within(provider, regions, progress, previous, ends_at)
     except PlannerError as exc:  # MissingCredentials, MissingExtra, ProviderError: one line for the user
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
     except Exception as exc:
@@ -191,6 +228,13 @@ def refresh_provider(
     rows, excluded = _correct(result.rows, name)
     # Validated once, here; the store takes the report as it is and validates only the carried-over rows.
     checked = validate_rows(rows)
+    # Prices that cannot both be list prices (spot above on-demand, on-demand far under the shape's median across
+    # regions) are stored but flagged, and named in the report: the same gate the bundle build fails on.
+    outliers = price_outliers(checked.accepted)
+    suspects = {(o.instance_type, o.region, o.zone) for o in outliers}
+    for row in checked.accepted:
+        if (row["instance_type"], row["region"], row["zone"]) in suspects:
+            add_flag(row, "price_outlier")
     base = ProviderReport(
         name,
         regions=tuple(result.regions),
@@ -204,6 +248,8 @@ def refresh_provider(
         if result.failures:
             why += f" ({len(result.failures)} of {len(result.regions)} regions failed)"
         return _replace(base, error=why + "; kept the previous catalog", rejected=tuple(rejected))
+    notes = [*result.notes, *(f"price outlier, flagged: {o}" for o in outliers[:SUMMARY_REJECTED_LINES])]
+    base = _replace(base, notes=tuple(notes))
     refreshed = set(result.regions) - {f.region for f in result.failures}
     fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
     unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *checked.rejected]}
@@ -224,7 +270,11 @@ def refresh_provider(
     kept = validate_rows(carried)
     snapshot = ValidationReport(accepted=[*checked.accepted, *kept.accepted], rejected=kept.rejected)
     try:
-        written = store.write_snapshot(name, snapshot, source=provider.source, as_of=as_of, kind="live")
+        # merge_regions: the store re-reads the other regions inside its write lock, so a concurrent refresh of
+        # other regions of this provider is not written back over.
+        written = store.write_snapshot(
+            name, snapshot, source=provider.source, as_of=as_of, kind="live", merge_regions=refreshed
+        )
     except CatalogError as exc:
         return _replace(base, error=str(exc), rejected=tuple(rejected))
     if written is None:  # only with only_if_stale, which a live refresh does not use
@@ -256,12 +306,14 @@ def refresh(
     clients: Mapping[str, Provider] | None = None,
     progress: ProgressHook | None = None,
     provider_options: Mapping[str, Mapping[str, Any]] | None = None,
+    time_limit_s: float | None = None,
 ) -> RefreshReport:
     """Refresh ``providers`` ("all", one name or several) into the store; returns what happened per provider.
 
     ``clients`` hands in ready providers (tests, proxies); the others are built from the environment's
     credentials, with ``provider_options[name]`` passed to their ``from_environment``. ``progress`` is told how
-    many regions each provider fetches and when each finishes (the CLI draws a bar from it).
+    many regions each provider fetches and when each finishes (the CLI draws a bar from it). ``time_limit_s``
+    bounds the whole refresh: a provider still fetching then, or not started by then, keeps its previous catalog.
     """
     names = _provider_list(providers)
     unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
@@ -271,6 +323,8 @@ def refresh(
             "(e.g. us-east-1 for aws, us-central1 for gcp, eastus for azure)",
             field="region",
         )
+    limit = checks.optional_number("time_limit_s", time_limit_s)
+    ends_at = None if limit is None else time.monotonic() + limit
     quiet_sdk_loggers()
     opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
     reports: list[ProviderReport] = []
@@ -291,7 +345,10 @@ def refresh(
             except Exception as exc:  # a broken credential file, an SDK bug: this provider only
                 reports.append(ProviderReport(name, error=f"{name}: {describe_error(exc)}"))
                 continue
-            reports.append(refresh_provider(instance, opened, regions=wanted, progress=hook))
+            if ends_at is not None and time.monotonic() >= ends_at:
+                reports.append(ProviderReport(name, error=f"{name}: not started within the refresh time limit"))
+                continue
+            reports.append(refresh_provider(instance, opened, regions=wanted, progress=hook, ends_at=ends_at))
     finally:
         if opened is not store:
             opened.close()

@@ -10,7 +10,11 @@ from typing import Annotated, Any
 
 import typer
 
+from planner.catalog.schema import PROVIDERS
 from planner.providers.base import ProgressHook
+
+# A whole refresh of every provider takes 1-3 minutes; a hung connection used to hold it for 4-5 (issue 12).
+DEFAULT_TIME_LIMIT_S = 600.0
 
 
 class RichProgress(ProgressHook):
@@ -54,7 +58,9 @@ class RichProgress(ProgressHook):
 def refresh(
     provider: Annotated[
         list[str] | None,
-        typer.Option("--provider", "-p", metavar="PROVIDER", help="aws, gcp, azure or all (default); repeatable."),
+        typer.Option(
+            "--provider", "-p", metavar="PROVIDER", help=f"{', '.join(PROVIDERS)} or all (default); repeatable."
+        ),
     ] = None,
     region: Annotated[
         list[str] | None,
@@ -80,8 +86,16 @@ def refresh(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")
     ] = True,
+    time_limit: Annotated[
+        float,
+        typer.Option(
+            "--time-limit",
+            metavar="SECONDS",
+            help="Give up on a provider still fetching after this long (it keeps its last catalog).",
+        ),
+    ] = DEFAULT_TIME_LIMIT_S,
 ) -> None:
-    """Refresh the catalog from AWS, Google Cloud and Azure with your credentials; the others keep the last catalog.
+    """Refresh the catalog from every provider with your credentials; a provider that fails keeps its last catalog.
 
     Exit code 0 when every provider refreshed, 3 when some did (partial), 1 when none did.
     """
@@ -90,12 +104,12 @@ def refresh(
     from planner.errors import InputError
 
     if fmt not in ("table", "json"):
-        raise InputError(f"--format must be table or json, got {fmt!r}")
+        raise InputError(f"must be table or json, got {fmt!r}", field="format")
     if progress and sys.stderr.isatty():
         with RichProgress() as bar:
-            result = run_refresh(provider or "all", regions=region or None, progress=bar)
+            result = run_refresh(provider or "all", regions=region or None, progress=bar, time_limit_s=time_limit)
     else:
-        result = run_refresh(provider or "all", regions=region or None)
+        result = run_refresh(provider or "all", regions=region or None, time_limit_s=time_limit)
     print(result.summary(), file=sys.stderr)
     if fmt == "json":
         report.emit(report.to_json(result.to_dict()), output)

@@ -361,3 +361,85 @@ def test_a_region_of_no_cloud_is_bad_input(tmp_path: Path) -> None:
         refresh("all", regions=["us-east-1", "US East"], store=tmp_path / "c.sqlite")
     with pytest.raises(InputError, match=r"^region 'eastus' is not a region code of aws"):
         refresh("aws", regions=["eastus"], store=tmp_path / "c.sqlite")
+
+
+def test_a_hung_provider_is_given_up_at_the_time_limit_and_keeps_its_catalog(tmp_path: Path) -> None:
+    """A fetch that never returns (a hung socket in a listing) must not hold the refresh nor lose the others."""
+    import threading
+
+    store = _store(tmp_path)
+    release = threading.Event()
+
+    class Hung(ScriptedProvider):
+        def fetch(self, regions: Any = None, *, progress: Any = None, previous: Any = ()) -> FetchResult:
+            release.wait(30)
+            return super().fetch(regions, progress=progress, previous=previous)
+
+    hung = Hung("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=1.0)])
+    gcp = ScriptedProvider("gcp", [make_offer(provider="gcp", region="us-central1", zone="")])
+    before = store.read_current()
+    started = time.monotonic()
+    try:
+        report = refresh(["aws", "gcp"], store=store, clients={"aws": hung, "gcp": gcp}, time_limit_s=0.5)
+    finally:
+        release.set()
+    assert time.monotonic() - started < 5
+    assert "time limit" in (report["aws"].error or "")
+    assert report["aws"].snapshot_id is None
+    after = store.read_current()
+    assert after[after["provider"] == "aws"].equals(before[before["provider"] == "aws"])
+    # gcp's turn came after the limit too: it is reported, not silently skipped.
+    assert report["gcp"].error is not None and "time limit" in report["gcp"].error
+    assert report.exit_code == 1
+
+
+def test_live_price_outliers_are_flagged_and_named(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    rows = [
+        make_offer(region=region, zone="", price_usd_per_hour=price, spot_price_usd_per_hour=spot)
+        for region, price, spot in (
+            ("us-east-1", 55.0, 30.0),
+            ("us-west-2", 55.0, 30.0),
+            ("eu-west-1", 20.0, 10.0),  # under 60% of the shape's median: a commitment price?
+            ("eu-central-1", 55.0, 60.0),  # spot above on-demand
+        )
+    ]
+    report = refresh("aws", store=store, clients={"aws": ScriptedProvider("aws", rows)})
+    current = store.read_current()
+    flagged = current[current["provider"] == "aws"].set_index("region")["flags"].str.contains("price_outlier")
+    assert flagged.to_dict() == {"us-east-1": False, "us-west-2": False, "eu-west-1": True, "eu-central-1": True}
+    assert sum("price outlier" in n for n in report["aws"].notes) == 2
+
+
+def test_two_refreshes_of_one_provider_for_different_regions_keep_both_updates(tmp_path: Path) -> None:
+    """Both read the current catalog before either writes; the store merges by region inside its write lock."""
+    import threading
+
+    path = tmp_path / "c.sqlite"
+    with CatalogStore(path, seed=False) as store:
+        store.write_snapshot(
+            "aws",
+            [make_offer(region=r, zone="", price_usd_per_hour=50.0) for r in ("us-east-1", "eu-west-1")],
+            source="before",
+            as_of="2026-10-01T00:00:00+00:00",
+        )
+    both_fetched = threading.Barrier(2)
+
+    class Racing(ScriptedProvider):
+        def fetch(self, regions: Any = None, *, progress: Any = None, previous: Any = ()) -> FetchResult:
+            both_fetched.wait(10)
+            return super().fetch(regions, progress=progress, previous=previous)
+
+    def run(region: str, price: float) -> None:
+        provider = Racing("aws", [make_offer(region=region, zone="", price_usd_per_hour=price)])
+        with CatalogStore(path, seed=False) as own:
+            refresh("aws", regions=[region], store=own, clients={"aws": provider})
+
+    threads = [threading.Thread(target=run, args=args) for args in (("us-east-1", 41.0), ("eu-west-1", 42.0))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    with CatalogStore(path, seed=False) as store:
+        prices = store.read_current().set_index("region")["price_usd_per_hour"].to_dict()
+    assert prices == {"us-east-1": 41.0, "eu-west-1": 42.0}
