@@ -13,6 +13,8 @@ from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
 # --sort keys users type -> (column, ascending)
@@ -188,16 +190,24 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
 def with_derived(frame: pd.DataFrame, now: datetime | None = None) -> pd.DataFrame:
     """Add the columns users read but the store does not keep: price per GPU, and ``stale`` (prices older than
     STALE_AFTER_DAYS)."""
-    import pandas as pd
 
     frame = frame.copy()
     frame["price_per_gpu_usd_per_hour"] = frame["price_usd_per_hour"] / frame["gpu_count"]
     frame["spot_price_per_gpu_usd_per_hour"] = frame["spot_price_usd_per_hour"] / frame["gpu_count"]
-    moment = now or datetime.now(UTC)
-    stamps = pd.Series(frame["as_of"].unique(), dtype=object)
-    old = {str(stamp): age_hours(str(stamp), moment) > STALE_AFTER_DAYS * 24 for stamp in stamps}
-    frame["stale"] = frame["as_of"].map(old).astype(bool) if len(frame) else pd.Series(dtype=bool)
+    frame["stale"] = stale_prices(frame["as_of"], now)
     return frame
+
+
+def stale_prices(as_of: pd.Series, now: datetime | None = None) -> npt.NDArray[np.bool_]:
+    """Which ``as_of`` stamps are older than STALE_AFTER_DAYS; each distinct stamp is parsed once."""
+    import numpy as np
+    import pandas as pd
+
+    moment = now or datetime.now(UTC)
+    codes, stamps = pd.factorize(as_of)
+    old = np.array([age_hours(str(stamp), moment) > STALE_AFTER_DAYS * 24 for stamp in stamps] + [False], dtype=bool)
+    result: npt.NDArray[np.bool_] = old[codes]
+    return result
 
 
 def age_hours(as_of: str, now: datetime) -> float:

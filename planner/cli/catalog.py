@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
+from planner.catalog.schema import PROVIDERS
+from planner.cli.rank import MaxAgeOpt
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
 OutputOpt = Annotated[
@@ -122,6 +124,7 @@ def offers(
             "--available-only", help="Only offerings the cloud reported capacity for at the last refresh (Lambda)."
         ),
     ] = False,
+    max_age: MaxAgeOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
@@ -145,7 +148,7 @@ def offers(
     from planner.report import check_format
 
     check_format(fmt)
-    frame, notes = offers_with_notes(spec)
+    frame, notes = offers_with_notes(spec, max_age_hours=max_age)
     for message in notes:
         note(message)
     if frame.empty:
@@ -159,12 +162,22 @@ def offers(
     render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns, fit=not wide)
 
 
-def status(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
-    """Per provider: rows, source (bundled or live), as_of and age of the current catalog."""
+def status(
+    provider: Annotated[
+        list[str] | None, typer.Option("--provider", "-p", help=f"{', '.join(PROVIDERS)}; repeatable (default all).")
+    ] = None,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Per provider: rows, source (bundled or live), as_of, age of the current catalog, and whether it is stale."""
     from planner.api import catalog_status
+    from planner.catalog.query import STALE_AFTER_DAYS
 
-    frame = catalog_status()
-    render(frame, fmt, output, title="Catalog", columns=("provider", "rows", "kind", "as_of", "age_days", "source"))
+    frame = catalog_status(provider=provider)
+    columns = ("provider", "rows", "kind", "as_of", "age_days", "stale", "source")
+    render(frame, fmt, output, title="Catalog", columns=columns)
+    for name in frame.loc[frame["stale"], "provider"]:
+        note(f"warning: {name} prices are older than {STALE_AFTER_DAYS:g} days; refresh them before buying")
 
 
 def history(

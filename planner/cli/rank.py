@@ -88,6 +88,10 @@ HIDDEN_IN_TABLE = (
     "price_as_of",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
+AvailableOpt = Annotated[
+    bool,
+    typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
+]
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Table: every column (GPUs per node, cost range, interruptions, notes).")
 ]
@@ -165,6 +169,7 @@ def rank(
     max_nodes: MaxNodesOpt = 1,
     min_gpu_memory: MinMemoryOpt = None,
     max_age: MaxAgeOpt = None,
+    available_only: AvailableOpt = False,
     by: ByOpt = "cost",
     top: TopOpt = None,
     precision: PrecisionOpt = "bf16",
@@ -212,6 +217,7 @@ def rank(
         max_nodes=max_nodes,
         min_gpu_memory_gib=min_gpu_memory,
         max_age_hours=max_age,
+        available_only=available_only,
         by=by,
         precision=precision,
         checkpoint_interval_hours=checkpoint_interval_hours,
@@ -250,6 +256,7 @@ def compare(
     pricing: PricingOpt = "both",
     max_nodes: MaxNodesOpt = 1,
     max_age: MaxAgeOpt = None,
+    available_only: AvailableOpt = False,
     by: ByOpt = "cost",
     precision: PrecisionOpt = "bf16",
     params: ParamsOpt = None,
@@ -293,6 +300,7 @@ def compare(
         pricing=pricing,
         max_nodes=max_nodes,
         max_age_hours=max_age,
+        available_only=available_only,
         by=by,
         precision=precision,
         checkpoint_interval_hours=checkpoint_interval_hours,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from planner.catalog.query import stale_prices
 from planner.cost import explain
 from planner.cost.families import Families, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
@@ -458,6 +459,9 @@ def _table(
             "co2_kg": co2,
             "pareto": pareto,
             "price_as_of": text(taken("as_of")),
+            # Prices older than STALE_AFTER_DAYS, and the cloud's capacity reading (true, false or unknown).
+            "price_stale": stale_prices(offers["as_of"].take(rows)),
+            "available_now": text(taken("available_now")),
             "notes": text(notes),
         },
         columns=list(TABLE_COLUMNS),

@@ -39,6 +39,8 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "co2_kg",
     "pareto",
     "price_as_of",
+    "price_stale",
+    "available_now",
     "notes",
 )
 EXCLUDED_COLUMNS: tuple[str, ...] = (
@@ -118,6 +120,15 @@ class RankResult:
                     f" (cost {band}; {row['expected_interruptions']:.2g} interruptions expected, "
                     f"P(none) {row['p_no_interruption']:.0%}{'; RISKY' if row['spot_risky'] else ''})"
                 )
+            if row.get("available_now") == "false":
+                # A capacity reading (Lambda) that says no: the best option may not start now.
+                others = self.table[
+                    (self.table["pricing"] == row["pricing"]) & (self.table["available_now"] != "false")
+                ]
+                then = f"; the best that may have capacity is #{int(others.iloc[0]['rank'])}" if len(others) else ""
+                text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
+            if row.get("price_stale"):
+                text += f"; prices as of {str(row['price_as_of'])[:10]} (stale)"
             lines.append(text)
         return lines
 

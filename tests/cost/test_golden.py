@@ -31,8 +31,9 @@ def _check(name: str, text: str) -> None:
 def test_ranked_csv_matches_golden(by: str) -> None:
     result = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, max_nodes=2, by=by)
     assert tuple(result.table.columns) == TABLE_COLUMNS
-    # Rounded so that the last bits of float arithmetic do not make the file flaky across platforms.
-    _check(f"ranked_by_{by}.csv", report.to_csv(result.table.round(6)))
+    # Rounded so that the last bits of float arithmetic do not make the file flaky across platforms; staleness
+    # depends on today's date, so it is checked on its own (test_stale_prices_are_marked_on_every_option).
+    _check(f"ranked_by_{by}.csv", report.to_csv(result.table.drop(columns=["price_stale"]).round(6)))
 
 
 def test_excluded_csv_matches_golden() -> None:
@@ -99,3 +100,14 @@ def test_cost_lines_are_named_items_that_sum_to_the_total() -> None:
     assert totals.to_numpy() == pytest.approx(result.table.set_index("rank")["cost_usd"].to_numpy())
     with pytest.raises(InputError, match="no option ranked 99"):
         result.cost_lines(99)
+
+
+def test_stale_prices_are_marked_on_every_option() -> None:
+    catalog = small_catalog()
+    catalog["as_of"] = "2020-01-01T00:00:00+00:00"
+    catalog.loc[catalog["provider"] == "gcp", "as_of"] = "2999-01-01T00:00:00+00:00"  # never stale
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
+    stale = result.table.groupby("provider")["price_stale"].agg(set).to_dict()
+    assert stale["aws"] == {True} and stale["gcp"] == {False}
+    assert any(note.startswith("warning: aws prices are") for note in result.notes)
+    assert any("(stale)" in line for line in result.headline_lines())

@@ -162,3 +162,25 @@ def test_compare_blames_the_budget_with_the_cheapest_option_within_the_deadline(
     )
     notes = list(result.table["notes"])
     assert all(n.startswith("no option: over the $1.00 budget; the cheapest costs $") for n in notes), notes
+
+
+def test_capacity_readings_filter_the_ranking_and_warn_in_the_headline() -> None:
+    """Lambda reports capacity; the best option without capacity is flagged, and available_only drops it."""
+    checked = "2026-11-20T06:00:00+00:00"
+    lam = [
+        make_offer(provider="lambda", instance_type="gpu_8x_h100_sxm5", region=region, zone="", network_gbps=None,
+                   price_usd_per_hour=price, spot_price_usd_per_hour=None, spot_interruption=None,
+                   available_now=now, available_checked_at=checked)
+        for region, price, now in (("us-east-1", 20.0, "false"), ("us-west-1", 22.0, "true"))
+    ]  # fmt: skip
+    catalog = pd.concat([small_catalog(), pd.DataFrame(lam)], ignore_index=True)
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9, pricing="on-demand")
+    best = result.table.iloc[0]
+    assert (best["provider"], best["available_now"]) == ("lambda", "false")
+    headline = result.headline_lines()[0]
+    assert "NO CAPACITY NOW in us-east-1" in headline and "the best that may have capacity is #2" in headline
+    only = rank(
+        "llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9, pricing="on-demand", available_only=True
+    )
+    assert set(only.table["available_now"]) == {"true"}
+    assert any("no capacity figure" in note for note in only.notes)
