@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from planner.errors import InputError
 
@@ -98,10 +98,14 @@ def choice(field: str, value: object, allowed: Sequence[str]) -> str:
     return value
 
 
-def suggestion(value: str, known: Iterable[str]) -> str:
-    """' (did you mean a, b?)' for close spellings of ``value`` among ``known``, else ''."""
+def suggestion(value: str, known: Iterable[str], shown: Mapping[str, str] | None = None) -> str:
+    """' (did you mean a, b?)' for close spellings of ``value`` among ``known``, else ''.
+
+    ``shown`` maps a known key to the name to show (a normalised alias to its display name).
+    """
     close = difflib.get_close_matches(value, list(known), n=3, cutoff=0.6)
-    return f" (did you mean {', '.join(close)}?)" if close else ""
+    names = [shown.get(c, c) if shown else c for c in close]
+    return f" (did you mean {', '.join(dict.fromkeys(names))}?)" if close else ""
 
 
 def unknown(field: str, kind: str, value: str, known: Sequence[str], *, shown: int = 12) -> InputError:

@@ -7,11 +7,11 @@ Users type ``a100``, AWS says ``A100`` with 40960 MiB, Google says ``nvidia-tesl
 from __future__ import annotations
 
 import csv
-import difflib
 import re
 from dataclasses import dataclass
 from functools import cache
 
+from planner import checks
 from planner._data import data_dir
 from planner.errors import UnknownGpuError
 
@@ -164,8 +164,7 @@ def lookup(name: str, memory_gib: float | None = None) -> Resolution:
     found = _aliases().get(key)
     if found is None:
         shown = _display_names()
-        close = difflib.get_close_matches(key, list(shown), n=3, cutoff=0.6)
-        hint = f" (did you mean {', '.join(shown[c] for c in close)}?)" if close else ""
+        hint = checks.suggestion(key, shown, shown)
         raise UnknownGpuError(f"unknown GPU {name!r}{hint}; `gpuplan gpus` lists the known ones")
     gpu_id, note = found
     spec = gpu_table()[gpu_id]

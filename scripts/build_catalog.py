@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
 from planner.catalog.schema import COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION  # noqa: E402
-from planner.catalog.validate import Rejected, price_outliers, validate_rows  # noqa: E402
+from planner.catalog.validate import Rejected, offering_price, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
 
@@ -224,8 +224,8 @@ def _gcp_row(host: dict[str, str], instance_type: str, gpu: _GcpGpuPrice | None,
         host_spot_price_usd_per_hour=host_spot,
         gpu_spot_price_usd_per_hour=gpu_spot,
         # The offering price is the sum of both parts or missing; corrections re-derive it after fixes.
-        price_usd_per_hour=None if host_price is None or gpu_price is None else host_price + gpu_price,
-        spot_price_usd_per_hour=None if host_spot is None or gpu_spot is None else host_spot + gpu_spot,
+        price_usd_per_hour=offering_price(host_price, gpu_price),
+        spot_price_usd_per_hour=offering_price(host_spot, gpu_spot),
     )
     return row
 

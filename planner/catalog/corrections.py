@@ -21,17 +21,13 @@ from typing import Any
 
 from planner._data import data_dir
 from planner.catalog.schema import COLUMNS
-from planner.catalog.validate import Rejected
+from planner.catalog.validate import PRICE_PARTS, Rejected, offering_price, spot_level_flags
 
 CORRECTIONS_FILE = "corrections.csv"
 EXCLUDE = "exclude"
 IN_GPU_PRICE = "in_gpu_price"
 _KINDS = {column.name: column.kind for column in COLUMNS}
 # (offering price, host part, GPU part): Google Cloud prices the host VM and the GPUs apart.
-PRICE_PARTS = (
-    ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
-    ("spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
-)
 
 
 @dataclass(frozen=True)
@@ -153,24 +149,16 @@ def _derive_prices(row: dict[str, Any]) -> None:
     for total, host, gpu in PRICE_PARTS:
         if _missing(row.get(host)) and _missing(row.get(gpu)):
             continue
-        summed = None if _missing(row.get(host)) or _missing(row.get(gpu)) else float(row[host]) + float(row[gpu])
+        summed = offering_price(row.get(host), row.get(gpu))
         if not _same(summed, row.get(total)):
             row[total] = summed
             _add_flag(row, f"corrected:{total}")
 
 
 def _flag_spot_levels(row: dict[str, Any]) -> None:
-    """Flag a spot price above on-demand in any part (Google Cloud H100 GPUs in some zones), or equal to it."""
-    on_demand_columns, spot_columns = PRICE_PARTS
-    for on_demand, spot in zip(on_demand_columns, spot_columns, strict=True):
-        if _missing(row.get(on_demand)) or _missing(row.get(spot)):
-            continue
-        if float(row[spot]) > float(row[on_demand]) * (1 + 1e-4):
-            _add_flag(row, "spot_above_on_demand")
-        elif on_demand == "price_usd_per_hour" and abs(float(row[spot]) - float(row[on_demand])) <= 1e-4 * float(
-            row[on_demand]
-        ):
-            _add_flag(row, "spot_at_on_demand")
+    """Flag a spot price above on-demand in any part, or equal to it (the rule is validate.spot_level_flags)."""
+    for flag in spot_level_flags(row):
+        _add_flag(row, flag)
 
 
 def _derive_availability(row: dict[str, Any]) -> None:

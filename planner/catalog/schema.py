@@ -28,6 +28,10 @@ def availability_allows(availability: str, *, spot: bool) -> bool:
 
 # AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
 SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
+# Azure's Spot eviction-rate bands (portal and Resource Graph SpotResources), which a row may carry instead.
+AZURE_EVICTION_BANDS = ("0-5%", "5-10%", "10-15%", "15-20%", "20+%")
+# Every interruption label a row may carry; data/spot_bands.csv says which hazard band each one means.
+INTERRUPTION_LABELS = tuple(dict.fromkeys((*SPOT_INTERRUPTION_BUCKETS, *AZURE_EVICTION_BANDS)))
 # Whether the cloud said, at available_checked_at, that it can launch the offering right now.
 AVAILABLE_NOW = ("true", "false", "unknown")
 

@@ -15,9 +15,9 @@ from planner.catalog.schema import (
     AVAILABLE_NOW,
     COLUMNS,
     INTERCONNECTS,
+    INTERRUPTION_LABELS,
     PRICE_COLUMNS,
     PROVIDERS,
-    SPOT_INTERRUPTION_BUCKETS,
 )
 from planner.hardware import gpu_table
 
@@ -118,7 +118,7 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
         reasons.append("network_gbps must be positive or missing")
     if row["availability"] not in AVAILABILITY:
         reasons.append(f"availability {row['availability']!r} is not one of {', '.join(AVAILABILITY)}")
-    if row["spot_interruption"] is not None and row["spot_interruption"] not in SPOT_INTERRUPTION_BUCKETS:
+    if row["spot_interruption"] is not None and row["spot_interruption"] not in INTERRUPTION_LABELS:
         reasons.append(f"spot_interruption {row['spot_interruption']!r} is not a Spot Advisor bucket")
     try:
         datetime.fromisoformat(row["as_of"])
@@ -152,10 +152,7 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
         reasons.append("an on-demand offering needs price_usd_per_hour")
     if row["availability"] == "spot-only" and (on_demand is not None or spot is None):
         reasons.append("a spot-only offering has a spot price and no on-demand price")
-    for total, host, gpu in (
-        ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
-        ("spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
-    ):
+    for total, host, gpu in PRICE_PARTS:
         if row[host] is None and row[gpu] is None:
             continue
         if row[total] is None:
@@ -164,9 +161,45 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
             reasons.append(f"{total} is set but only one of {host} and {gpu} is")
         elif abs(row[host] + row[gpu] - row[total]) > SUM_TOLERANCE * row[total] + 1e-6:
             reasons.append(f"{total} is not {host} + {gpu}")
-    if on_demand is not None and spot is not None and on_demand > 0 and spot > on_demand * 1.0001:
-        flags.append("spot_above_on_demand")
+    flags.extend(spot_level_flags(row))
     return reasons, flags
+
+
+# (total, host part, GPU part) of the on-demand and the spot price; Google Cloud prices the two parts apart.
+PRICE_PARTS = (
+    ("price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
+    ("spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
+)
+
+
+def offering_price(host: float | None, gpu: float | None) -> float | None:
+    """Google Cloud's rule, stated once: an offering's price is its host VM part plus its GPU part, and missing
+    when either part is (never a host-only or GPU-only price). Rounded to a millionth of a dollar."""
+    if _missing(host) or _missing(gpu):
+        return None
+    return round(float(host) + float(gpu), 6)  # type: ignore[arg-type]
+
+
+# Relative slack of the spot-versus-on-demand comparisons: published prices are rounded.
+SPOT_LEVEL_TOLERANCE = 1e-4
+
+
+def spot_level_flags(row: Mapping[str, Any]) -> list[str]:
+    """The one rule for spot against on-demand: ``spot_above_on_demand`` when spot is above on-demand in the
+    offering price or either part (Google Cloud H100 GPU parts in some zones), ``spot_at_on_demand`` when the
+    offering's spot price equals its on-demand price (a filled-in spot price, not a discount)."""
+    flags: list[str] = []
+    on_demand_columns, spot_columns = PRICE_PARTS
+    for on_demand, spot in zip(on_demand_columns, spot_columns, strict=True):
+        if _missing(row.get(on_demand)) or _missing(row.get(spot)):
+            continue
+        low, high = float(row[on_demand]), float(row[spot])
+        if high > low * (1 + SPOT_LEVEL_TOLERANCE):
+            if "spot_above_on_demand" not in flags:
+                flags.append("spot_above_on_demand")
+        elif on_demand == "price_usd_per_hour" and abs(high - low) <= SPOT_LEVEL_TOLERANCE * low:
+            flags.append("spot_at_on_demand")
+    return flags
 
 
 def validate_rows(rows: Iterable[Mapping[str, Any]]) -> ValidationReport:
@@ -210,7 +243,9 @@ def price_outliers(rows: Iterable[Mapping[str, Any]]) -> list[Rejected]:
             continue
         on_demand = float(row["price_usd_per_hour"])
         spot = None if _missing(row.get("spot_price_usd_per_hour")) else float(row["spot_price_usd_per_hour"])
-        if spot is not None and spot > on_demand * 1.0001:
+        if spot is not None and "spot_above_on_demand" in spot_level_flags(
+            {"price_usd_per_hour": on_demand, "spot_price_usd_per_hour": spot}
+        ):
             found.append(
                 Rejected(provider, shape, region, zone, f"spot price {spot:g} is above on-demand {on_demand:g}")
             )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from planner.catalog.validate import offering_price
 from planner.errors import MissingCredentials
 from planner.hardware import gpu_table
 from planner.providers.base import (
@@ -420,7 +421,7 @@ class GcpProvider(Provider):
                 host_price = core_ram[0] * shape.vcpus + core_ram[1] * shape.ram_gib
                 gpu_price = per_gpu * shape.gpu_count
                 row[host_column], row[gpu_column] = round(host_price, 6), round(gpu_price, 6)
-                row[total] = round(host_price + gpu_price, 6)
+                row[total] = offering_price(host_price, gpu_price)
             facts = family_facts(self.name, shape.instance_type)
             if facts is not None and facts.availability in ("spot-only", "reservation-only"):
                 # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra): no on-demand price.

@@ -110,3 +110,25 @@ def token_from_environment(names: tuple[str, ...], getenv: Callable[[str], str |
         if value:
             return value
     return None
+
+
+# The options of JsonApi a provider's from_environment passes through.
+HTTP_OPTIONS = ("timeout_s", "attempts", "backoff_s", "max_backoff_s")
+
+
+def api_from_environment(
+    provider: str, extra: str, token_names: tuple[str, ...], hint: str, options: dict[str, Any]
+) -> JsonApi:
+    """A JsonApi with the first token set among ``token_names``; MissingCredentials (``hint``) when none is.
+
+    Takes the HTTP options out of ``options``, leaving the provider's own.
+    """
+    import os
+
+    requests = require("requests", extra)
+    token = token_from_environment(token_names, os.environ.get)
+    if token is None:
+        raise MissingCredentials(hint)
+    http = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
+    http.setdefault("timeout_s", DEFAULT_TIMEOUT_S)
+    return JsonApi(provider, extra, requests.Session(), token, hint, **http)

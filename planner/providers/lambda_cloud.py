@@ -18,10 +18,9 @@ from typing import Any
 
 from planner._data import data_dir
 from planner.catalog.validate import Rejected
-from planner.errors import MissingCredentials, ProviderError, UnknownGpuError
+from planner.errors import ProviderError, UnknownGpuError
 from planner.hardware import gpu_table, lookup
 from planner.providers.base import (
-    DEFAULT_TIMEOUT_S,
     FetchResult,
     ProgressHook,
     Provider,
@@ -29,10 +28,9 @@ from planner.providers.base import (
     blank_row,
     family_facts,
     rejected,
-    require,
     settle_availability,
 )
-from planner.providers.http import JsonApi, token_from_environment
+from planner.providers.http import JsonApi, api_from_environment
 
 API_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 URL_ENV = "GPUPLAN_LAMBDA_URL"
@@ -145,13 +143,7 @@ class LambdaProvider(Provider):
     @classmethod
     def from_environment(cls, **options: Any) -> LambdaProvider:
         """An API client over ``requests``; MissingCredentials when LAMBDA_API_KEY is not set."""
-        requests = require("requests", "lambda")
-        key = token_from_environment((KEY_ENV,), os.environ.get)
-        if key is None:
-            raise MissingCredentials(cls.credentials_hint)
-        http = {k: options.pop(k) for k in ("timeout_s", "attempts", "backoff_s", "max_backoff_s") if k in options}
-        http.setdefault("timeout_s", DEFAULT_TIMEOUT_S)
-        api = JsonApi("lambda", "lambda", requests.Session(), key, CREDENTIALS_HINT, **http)
+        api = api_from_environment("lambda", "lambda", (KEY_ENV,), cls.credentials_hint, options)
         return cls(api, **options)
 
     @property

@@ -16,10 +16,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner.catalog.validate import Rejected
-from planner.errors import MissingCredentials, ProviderError
+from planner.errors import ProviderError
 from planner.hardware import gpu_table
 from planner.providers.base import (
-    DEFAULT_TIMEOUT_S,
     FetchResult,
     ProgressHook,
     Provider,
@@ -27,11 +26,10 @@ from planner.providers.base import (
     blank_row,
     family_facts,
     rejected,
-    require,
     resolve_gpu_name,
     settle_availability,
 )
-from planner.providers.http import JsonApi, token_from_environment
+from planner.providers.http import JsonApi, api_from_environment
 
 API_URL = "https://api.digitalocean.com/v2/sizes"
 URL_ENV = "GPUPLAN_DIGITALOCEAN_URL"
@@ -125,13 +123,7 @@ class PaperspaceProvider(Provider):
     @classmethod
     def from_environment(cls, **options: Any) -> PaperspaceProvider:
         """An API client over ``requests``; MissingCredentials when no DigitalOcean token is set."""
-        requests = require("requests", "paperspace")
-        token = token_from_environment(TOKEN_ENVS, os.environ.get)
-        if token is None:
-            raise MissingCredentials(cls.credentials_hint)
-        http = {k: options.pop(k) for k in ("timeout_s", "attempts", "backoff_s", "max_backoff_s") if k in options}
-        http.setdefault("timeout_s", DEFAULT_TIMEOUT_S)
-        api = JsonApi("paperspace", "paperspace", requests.Session(), token, CREDENTIALS_HINT, **http)
+        api = api_from_environment("paperspace", "paperspace", TOKEN_ENVS, cls.credentials_hint, options)
         return cls(api, **options)
 
     @property

@@ -195,3 +195,11 @@ def test_a_high_scenario_that_never_finishes_leaves_its_high_end_blank_and_flags
     assert math.isfinite(row["time_to_solution_hours"])
     assert math.isnan(row["cost_high_usd"]) and math.isnan(row["time_high_hours"])
     assert row["spot_risky"]
+
+
+def test_every_interruption_label_the_catalog_stores_has_a_band_and_no_other() -> None:
+    """One fact, two places that must agree: the labels a row may carry and the labels the band table maps."""
+    from planner.catalog.schema import INTERRUPTION_LABELS
+    from planner.cost.spot import spot_labels
+
+    assert set(spot_labels()) == set(INTERRUPTION_LABELS)
