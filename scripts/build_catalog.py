@@ -24,14 +24,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
-from planner.catalog.schema import COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION  # noqa: E402
+from planner.catalog.schema import COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION, RawOffer  # noqa: E402
 from planner.catalog.validate import Rejected, offering_price, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
@@ -504,12 +504,13 @@ def build(reference: Path, azure_dump: Path | None = None, azure_as_of: str | No
     out: dict[str, list[dict[str, Any]]] = {}
     for provider in UPSTREAMS:
         rows = _add_family_facts(raw[provider])
-        rows, excluded = apply_corrections(rows, provider)
+        corrected, excluded = apply_corrections(cast(list[RawOffer], rows), provider)
+        rows = [dict(r) for r in corrected]
         left_out.extend(excluded)
         rows = _collapse_zones(_resolve(rows, left_out))
         report = validate_rows(rows)
         left_out.extend(report.rejected)
-        out[provider] = sorted(report.accepted, key=_sort_key)
+        out[provider] = sorted((dict(r) for r in report.accepted), key=_sort_key)
     # Google Cloud's reference prices failed this (issue 9); every cloud's bundle must pass it.
     outliers = [o for provider in UPSTREAMS for o in price_outliers(out[provider])]
     if outliers:

@@ -187,7 +187,7 @@ def build(lambda_vms: Path) -> tuple[dict[str, list[dict[str, Any]]], list[Rejec
     for provider, rows in (("lambda", lambda_rows(vms)), ("paperspace", paperspace_rows())):
         report = validate_rows(resolve(rows, left_out))
         left_out.extend(report.rejected)
-        out[provider] = sorted(report.accepted, key=lambda r: (r["instance_type"], r["region"]))
+        out[provider] = sorted((dict(r) for r in report.accepted), key=lambda r: (r["instance_type"], r["region"]))
     return out, left_out
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import csv
 import fnmatch
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from planner._data import data_dir
-from planner.catalog.schema import COLUMNS
+from planner.catalog.schema import COLUMNS, RawOffer
 from planner.catalog.validate import PRICE_PARTS, Rejected, offering_price, spot_level_flags
 
 CORRECTIONS_FILE = "corrections.csv"
@@ -171,14 +171,14 @@ def _derive_availability(row: dict[str, Any]) -> None:
         _add_flag(row, "no_on_demand_price")
 
 
-def apply_corrections(rows: list[dict[str, Any]], provider: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
+def apply_corrections(rows: Sequence[RawOffer], provider: str) -> tuple[list[RawOffer], list[Rejected]]:
     """Apply the corrections table to ``rows`` of ``provider`` (schema column names).
 
     Returns the corrected rows (new dicts; ``flags`` gains ``corrected:<field>``) and the excluded ones,
     each with the table's reason.
     """
     table = [c for c in load_corrections() if c.provider == provider]
-    kept: list[dict[str, Any]] = []
+    kept: list[RawOffer] = []
     excluded: list[Rejected] = []
     for original in rows:
         row = dict(original)
@@ -198,5 +198,5 @@ def apply_corrections(rows: list[dict[str, Any]], provider: str) -> tuple[list[d
         _derive_prices(row)
         _flag_spot_levels(row)
         _derive_availability(row)
-        kept.append(row)
+        kept.append(cast(RawOffer, row))
     return kept, excluded

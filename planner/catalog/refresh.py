@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from planner import checks
+from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import Rejected, ValidationReport, price_outliers, validate_rows
 from planner.errors import CatalogError, InputError, PlannerError, ProviderError
@@ -159,25 +160,26 @@ def regions_for(provider: str, regions: Sequence[str] | None) -> list[str] | Non
     return [r for r in regions if pattern.match(r)]
 
 
-def _correct(rows: list[dict[str, Any]], provider: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
+def _correct(rows: list[RawOffer], provider: str) -> tuple[list[RawOffer], list[Rejected]]:
     """Per-SKU quirks from data/corrections.csv (never if-chains in the adapters)."""
     from planner.catalog.corrections import apply_corrections
 
     return apply_corrections(rows, provider)
 
 
-def _previous_rows(store: CatalogStore, provider: str) -> list[dict[str, Any]]:
+def _previous_rows(store: CatalogStore, provider: str) -> list[Offer]:
+    """The provider's current rows: validated when they were stored, so they are Offers."""
     from planner.report import records
 
     frame = store.read_current()
-    return records(frame[frame["provider"] == provider])
+    return cast(list[Offer], records(frame[frame["provider"] == provider]))
 
 
 def _fetch_within(
     provider: Provider,
     regions: Sequence[str] | None,
     progress: ProgressHook | None,
-    previous: Sequence[Mapping[str, Any]],
+    previous: Sequence[Offer],
     ends_at: float | None,
 ) -> FetchResult:
     """``provider.fetch``, given up at ``ends_at`` (a monotonic time): a hung socket in any listing, region or

@@ -8,6 +8,7 @@ reader. It is deliberately separate from the in-memory ``Offer`` class: adding a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 # 2 added available_now and available_checked_at; rows stored under version 1 read as available_now
 # "unknown" with no check time (the store migrates them in place, see store.py).
@@ -83,3 +84,63 @@ PRICE_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.name.endswit
 NUMERIC_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.kind in ("real", "integer"))
 # What identifies one offering across snapshots (its price history follows this key).
 OFFERING_KEY: tuple[str, ...] = ("provider", "instance_type", "region", "zone")
+
+
+class Offer(TypedDict):
+    """One offering as providers produce it, validation normalises it and the store keeps it: exactly the stored
+    columns (COLUMNS), with their Python types. The type of the seams between providers, catalog and store."""
+
+    provider: str
+    instance_type: str
+    region: str
+    zone: str
+    gpu: str
+    gpu_count: float
+    gpu_memory_gib: float
+    vcpus: int
+    ram_gib: float
+    interconnect: str
+    network_gbps: float | None
+    price_usd_per_hour: float | None
+    spot_price_usd_per_hour: float | None
+    host_price_usd_per_hour: float | None
+    gpu_price_usd_per_hour: float | None
+    host_spot_price_usd_per_hour: float | None
+    gpu_spot_price_usd_per_hour: float | None
+    spot_interruption: str | None
+    availability: str
+    price_source: str
+    as_of: str
+    available_now: str
+    available_checked_at: str | None
+    flags: str
+
+
+class RawOffer(TypedDict):
+    """An offering as an adapter builds it, before validation: the stored columns, any of them possibly missing
+    or wrong. ``validate_rows`` turns these into ``Offer`` rows or rejects them with a reason."""
+
+    provider: str | None
+    instance_type: str | None
+    region: str | None
+    zone: str | None
+    gpu: str | None
+    gpu_count: float | None
+    gpu_memory_gib: float | None
+    vcpus: int | None
+    ram_gib: float | None
+    interconnect: str | None
+    network_gbps: float | None
+    price_usd_per_hour: float | None
+    spot_price_usd_per_hour: float | None
+    host_price_usd_per_hour: float | None
+    gpu_price_usd_per_hour: float | None
+    host_spot_price_usd_per_hour: float | None
+    gpu_spot_price_usd_per_hour: float | None
+    spot_interruption: str | None
+    availability: str | None
+    price_source: str | None
+    as_of: str | None
+    available_now: str | None
+    available_checked_at: str | None
+    flags: str | None

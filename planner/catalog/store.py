@@ -15,10 +15,10 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from planner._data import data_dir
-from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION
+from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION, Offer
 from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError
 
@@ -279,7 +279,7 @@ class CatalogStore:
             snapshot_id = int(cursor.lastrowid or 0)
             self._db.executemany(
                 f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
-                ([snapshot_id, *(row[name] for name in COLUMN_NAMES)] for row in accepted),
+                ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
             )
             self._db.execute(
                 "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
@@ -289,7 +289,7 @@ class CatalogStore:
         info = SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), len(rejected))
         return WriteResult(snapshot=info, rejected=rejected)
 
-    def _carried_rows(self, provider: str, renewed: set[str]) -> list[dict[str, Any]]:
+    def _carried_rows(self, provider: str, renewed: set[str]) -> list[Offer]:
         """The provider's current rows outside ``renewed``, flagged carried_over (call inside a transaction)."""
         cursor = self._db.execute(
             f"SELECT {', '.join('o.' + n for n in COLUMN_NAMES)} FROM current c"
@@ -304,7 +304,7 @@ class CatalogStore:
             flags = [f for f in str(row.get("flags") or "").split(";") if f]
             if "carried_over" not in flags:
                 row["flags"] = ";".join([*flags, "carried_over"])
-            carried.append(row)
+            carried.append(cast(Offer, row))  # stored rows were validated when written
         return carried
 
     # -- reading --------------------------------------------------------------------------------

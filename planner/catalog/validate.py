@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from planner.catalog.schema import (
     AVAILABILITY,
@@ -18,6 +18,7 @@ from planner.catalog.schema import (
     INTERRUPTION_LABELS,
     PRICE_COLUMNS,
     PROVIDERS,
+    Offer,
 )
 from planner.hardware import gpu_table
 
@@ -53,7 +54,7 @@ class Rejected:
 class ValidationReport:
     """Accepted rows (normalised, with flags added) and rejected ones."""
 
-    accepted: list[dict[str, Any]] = field(default_factory=list)
+    accepted: list[Offer] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
 
 
@@ -223,7 +224,7 @@ def validate_rows(rows: Iterable[Mapping[str, Any]]) -> ValidationReport:
         seen.add(key)
         existing = [f for f in row["flags"].split(";") if f]
         row["flags"] = ";".join(dict.fromkeys(existing + flags))
-        report.accepted.append(row)
+        report.accepted.append(cast(Offer, row))  # every column normalised and checked above
     return report
 
 

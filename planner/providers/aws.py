@@ -16,10 +16,10 @@ import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from planner._data import data_dir
-from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS
+from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS, Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import MissingCredentials
 from planner.hardware import gpu_table
@@ -257,7 +257,7 @@ class AwsProvider(Provider):
         regions: Sequence[str] | None = None,
         *,
         progress: ProgressHook | None = None,
-        previous: Sequence[Mapping[str, Any]] = (),
+        previous: Sequence[Offer] = (),
     ) -> FetchResult:
         result = FetchResult()
         try:
@@ -290,7 +290,7 @@ class AwsProvider(Provider):
                 rows, bad = done[region]
                 for row in rows:
                     if row["spot_price_usd_per_hour"] is not None:
-                        row["spot_interruption"] = buckets.get((row["instance_type"], region))
+                        row["spot_interruption"] = buckets.get((str(row["instance_type"]), region))
                 result.rows.extend(rows)
                 result.rejected.extend(bad)
         result.failures = failures
@@ -312,7 +312,7 @@ class AwsProvider(Provider):
         kept = {**bundled_buckets(), **buckets_of(previous)}
         return kept, f"aws: Spot Advisor feed unavailable ({reason}); kept the bundled interruption buckets"
 
-    def _fetch_region(self, region: str, as_of: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    def _fetch_region(self, region: str, as_of: str) -> tuple[list[RawOffer], list[Rejected]]:
         try:
             return self._region_rows(region, as_of)
         except Exception as exc:
@@ -320,7 +320,7 @@ class AwsProvider(Provider):
                 raise CredentialsRejected(f"credentials rejected ({_error_code(exc) or type(exc).__name__})") from None
             raise
 
-    def _region_rows(self, region: str, as_of: str) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    def _region_rows(self, region: str, as_of: str) -> tuple[list[RawOffer], list[Rejected]]:
         ec2 = self._client("ec2", region)
         types = {
             info["InstanceType"]: info
@@ -341,7 +341,7 @@ class AwsProvider(Provider):
                 for offer in page.get("InstanceTypeOfferings", []):
                     offered.setdefault(offer["InstanceType"], set()).add(offer["Location"])
         spot = self._spot_prices(ec2, sorted(offered), zone_ids)
-        rows: list[dict[str, Any]] = []
+        rows: list[RawOffer] = []
         bad: list[Rejected] = []
         for instance_type in sorted(offered):
             try:
@@ -354,19 +354,21 @@ class AwsProvider(Provider):
                 bad.append(rejected(self.name, instance_type, region, reason or "unusable GpuInfo"))
                 continue
             for zone in sorted(offered[instance_type]):
-                row = dict(base)
+                row = cast(RawOffer, dict(base))
                 row.update(
-                    zone=zone,
-                    price_usd_per_hour=on_demand,
-                    spot_price_usd_per_hour=spot.get((instance_type, zone)),
-                    price_source=self.source,
-                    as_of=as_of,
+                    {
+                        "zone": zone,
+                        "price_usd_per_hour": on_demand,
+                        "spot_price_usd_per_hour": spot.get((instance_type, zone)),
+                        "price_source": self.source,
+                        "as_of": as_of,
+                    }
                 )
                 settle_availability(row)
                 rows.append(row)
         return rows, bad
 
-    def _base_row(self, info: Mapping[str, Any], region: str) -> tuple[dict[str, Any] | None, str | None]:
+    def _base_row(self, info: Mapping[str, Any], region: str) -> tuple[RawOffer | None, str | None]:
         gpu = info["GpuInfo"]["Gpus"][0]
         partition = float(gpu.get("GpuPartitionSize") or 1.0)
         count = float(gpu.get("Count") or 0)
@@ -381,15 +383,16 @@ class AwsProvider(Provider):
             return None, reason
         row = blank_row(self.name)
         row.update(
-            instance_type=info["InstanceType"],
-            region=region,
-            gpu=gpu_id,
-            gpu_count=count,
-            # One unit on every cloud: the hardware table's GiB (AWS reports 22888 MiB for a 24 GiB L4).
-            gpu_memory_gib=gpu_table()[gpu_id].memory_gib,
-            vcpus=(info.get("VCpuInfo") or {}).get("DefaultVCpus"),
-            ram_gib=float((info.get("MemoryInfo") or {}).get("SizeInMiB", 0)) / 1024,
-            network_gbps=network_gbps(info),
+            {
+                "instance_type": info["InstanceType"],
+                "region": region,
+                "gpu": gpu_id,
+                "gpu_count": count,
+                "gpu_memory_gib": gpu_table()[gpu_id].memory_gib,
+                "vcpus": (info.get("VCpuInfo") or {}).get("DefaultVCpus"),
+                "ram_gib": float((info.get("MemoryInfo") or {}).get("SizeInMiB", 0)) / 1024,
+                "network_gbps": network_gbps(info),
+            }
         )
         apply_family(row, family_facts(self.name, info["InstanceType"]))
         return row, None

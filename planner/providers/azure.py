@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner._data import data_dir
+from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.hardware import gpu_table
 from planner.providers.base import (
@@ -277,7 +278,7 @@ class AzureProvider(Provider):
         regions: Sequence[str] | None = None,
         *,
         progress: ProgressHook | None = None,
-        previous: Sequence[Mapping[str, Any]] = (),
+        previous: Sequence[Offer] = (),
     ) -> FetchResult:
         result = FetchResult()
         specs, from_bundle = self._sizes(result, previous)
@@ -354,13 +355,13 @@ class AzureProvider(Provider):
 
     def _region_rows(
         self, region: str, specs: Mapping[str, SizeSpec], as_of: str, from_bundle: bool
-    ) -> tuple[list[dict[str, Any]], list[Rejected]]:
+    ) -> tuple[list[RawOffer], list[Rejected]]:
         sizes = sorted(name for name, spec in specs.items() if region in spec.regions)
         items: list[Mapping[str, Any]] = []
         for group in chunks(sizes, SIZES_PER_QUERY):
             items.extend(self._items(region, group))
         prices, malformed = parse_prices(items, sizes)
-        rows: list[dict[str, Any]] = []
+        rows: list[RawOffer] = []
         bad: list[Rejected] = []
         for size in sizes:
             spec = specs[size]
@@ -373,19 +374,21 @@ class AzureProvider(Provider):
                 continue
             row = blank_row(self.name)
             row.update(
-                instance_type=size,
-                region=region,
-                gpu=spec.gpu,
-                gpu_count=spec.gpu_count,
-                gpu_memory_gib=gpu_table()[spec.gpu].memory_gib if spec.gpu in gpu_table() else None,
-                vcpus=spec.vcpus,
-                ram_gib=spec.ram_gib,
-                interconnect=spec.interconnect or None,
-                network_gbps=spec.network_gbps,
-                price_usd_per_hour=price.get("on_demand"),
-                spot_price_usd_per_hour=price.get("spot"),
-                price_source=self.source + (" with specs from the bundled table" if from_bundle else ""),
-                as_of=as_of,
+                {
+                    "instance_type": size,
+                    "region": region,
+                    "gpu": spec.gpu,
+                    "gpu_count": spec.gpu_count,
+                    "gpu_memory_gib": gpu_table()[spec.gpu].memory_gib if spec.gpu in gpu_table() else None,
+                    "vcpus": spec.vcpus,
+                    "ram_gib": spec.ram_gib,
+                    "interconnect": spec.interconnect or None,
+                    "network_gbps": spec.network_gbps,
+                    "price_usd_per_hour": price.get("on_demand"),
+                    "spot_price_usd_per_hour": price.get("spot"),
+                    "price_source": self.source + (" with specs from the bundled table" if from_bundle else ""),
+                    "as_of": as_of,
+                }
             )
             apply_family(row, family_facts(self.name, size))
             if from_bundle:

@@ -12,13 +12,13 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from planner.catalog.families import FamilyFacts
-from planner.catalog.schema import COLUMN_NAMES
+from planner.catalog.schema import COLUMN_NAMES, Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import InputError, MissingExtra, UnknownGpuError
 from planner.hardware import lookup
@@ -61,7 +61,7 @@ class RegionFailure:
 class FetchResult:
     """What one provider's fetch produced: offering rows in the stored schema, and what went wrong."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[RawOffer] = field(default_factory=list)
     failures: list[RegionFailure] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -97,7 +97,7 @@ class Provider(ABC):
         regions: Sequence[str] | None = None,
         *,
         progress: ProgressHook | None = None,
-        previous: Sequence[Mapping[str, Any]] = (),
+        previous: Sequence[Offer] = (),
     ) -> FetchResult:
         """Every GPU offering in ``regions`` (all regions when None), as rows of the stored schema.
 
@@ -188,10 +188,10 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
 
 
-def blank_row(provider: str) -> dict[str, Any]:
-    """A row with every stored column, all missing except the provider."""
-    row: dict[str, Any] = dict.fromkeys(COLUMN_NAMES)
-    row.update(provider=provider, zone="", flags="")
+def blank_row(provider: str) -> RawOffer:
+    """A row with every stored column, all missing except the provider (the adapter fills in the rest)."""
+    row = cast(RawOffer, dict.fromkeys(COLUMN_NAMES))
+    row.update({"provider": provider, "zone": "", "flags": ""})
     return row
 
 
@@ -203,7 +203,7 @@ def resolve_gpu_name(name: str, memory_gib: float | None) -> tuple[str, str | No
         return "", f"GPU {name!r} is not in the hardware table (data/gpus.csv)"
 
 
-def add_flag(row: dict[str, Any], flag: str) -> None:
+def add_flag(row: RawOffer | Offer, flag: str) -> None:
     """Append ``flag`` to the row's ';'-separated flags once."""
     flags = [f for f in str(row.get("flags") or "").split(";") if f]
     if flag not in flags:
@@ -229,7 +229,7 @@ def family_facts(provider: str, instance_type: str) -> FamilyFacts | None:
     return lookup_family(provider, instance_type)
 
 
-def apply_family(row: dict[str, Any], facts: FamilyFacts | None) -> None:
+def apply_family(row: RawOffer, facts: FamilyFacts | None) -> None:
     """Fill interconnect, network and availability from the family table; PCIe when the family is unknown."""
     if facts is not None:
         row["interconnect"] = row.get("interconnect") or facts.interconnect
@@ -243,7 +243,7 @@ def apply_family(row: dict[str, Any], facts: FamilyFacts | None) -> None:
         add_flag(row, "interconnect_assumed")
 
 
-def settle_availability(row: dict[str, Any]) -> None:
+def settle_availability(row: RawOffer) -> None:
     """Without an on-demand price an offering is spot-only (if it has spot) or reservation-only."""
     if row.get("availability") in (None, ""):
         row["availability"] = "on-demand"

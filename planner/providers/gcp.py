@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.validate import offering_price
 from planner.errors import MissingCredentials
 from planner.hardware import gpu_table
@@ -286,7 +287,7 @@ class GcpProvider(Provider):
         regions: Sequence[str] | None = None,
         *,
         progress: ProgressHook | None = None,
-        previous: Sequence[Mapping[str, Any]] = (),
+        previous: Sequence[Offer] = (),
     ) -> FetchResult:
         hook = progress or ProgressHook()
         wanted = set(regions) if regions else None
@@ -381,7 +382,7 @@ class GcpProvider(Provider):
         accelerators: Sequence[tuple[str, Any]],
         book: PriceBook,
         as_of: str,
-    ) -> tuple[list[dict[str, Any]], list[Any]]:
+    ) -> tuple[list[RawOffer], list[Any]]:
         rows, bad = [], []
         for shape in self._shapes(region, machines, accelerators):
             gpu_id, reason = resolve_gpu_name(shape.accelerator, None)
@@ -393,17 +394,21 @@ class GcpProvider(Provider):
             variant = VARIANTS.get(family[1], "") if len(family) > 1 else ""
             row = blank_row(self.name)
             row.update(
-                instance_type=shape.instance_type,
-                region=region,
-                gpu=gpu_id,
-                gpu_count=float(shape.gpu_count),
-                gpu_memory_gib=gpu_table()[gpu_id].memory_gib,
-                vcpus=shape.vcpus,
-                ram_gib=round(shape.ram_gib, 3),
-                price_source=self.source,
-                as_of=as_of,
+                {
+                    "instance_type": shape.instance_type,
+                    "region": region,
+                    "gpu": gpu_id,
+                    "gpu_count": float(shape.gpu_count),
+                    "gpu_memory_gib": gpu_table()[gpu_id].memory_gib,
+                    "vcpus": shape.vcpus,
+                    "ram_gib": round(shape.ram_gib, 3),
+                    "price_source": self.source,
+                    "as_of": as_of,
+                }
             )
             accelerator = accelerator_key(shape.accelerator)
+            # The price columns by name (the loop names them); the typed row keeps literal keys.
+            parts = cast(dict[str, Any], row)
             for usage, total, host_column, gpu_column in (
                 ("on_demand", "price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
                 ("spot", "spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
@@ -411,7 +416,7 @@ class GcpProvider(Provider):
                 slice_price = book.whole_vm.get((accelerator, region, usage))
                 if slice_price is not None and book.core_ram(series, variant, region, usage) is None:
                     # The GPU SKU prices the whole VM: no host/GPU split to keep.
-                    row[total] = round(slice_price * shape.gpu_count, 6)
+                    parts[total] = round(slice_price * shape.gpu_count, 6)
                     add_flag(row, "gpu_sku_prices_whole_vm")
                     continue
                 core_ram = book.core_ram(series, variant, region, usage)
@@ -420,8 +425,8 @@ class GcpProvider(Provider):
                     continue  # without both parts there is no instance price: never show a host-only price
                 host_price = core_ram[0] * shape.vcpus + core_ram[1] * shape.ram_gib
                 gpu_price = per_gpu * shape.gpu_count
-                row[host_column], row[gpu_column] = round(host_price, 6), round(gpu_price, 6)
-                row[total] = offering_price(host_price, gpu_price)
+                parts[host_column], parts[gpu_column] = round(host_price, 6), round(gpu_price, 6)
+                parts[total] = offering_price(host_price, gpu_price)
             facts = family_facts(self.name, shape.instance_type)
             if facts is not None and facts.availability in ("spot-only", "reservation-only"):
                 # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra): no on-demand price.

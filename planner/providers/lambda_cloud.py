@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner._data import data_dir
+from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import ProviderError, UnknownGpuError
 from planner.hardware import gpu_table, lookup
@@ -155,7 +156,7 @@ class LambdaProvider(Provider):
         regions: Sequence[str] | None = None,
         *,
         progress: ProgressHook | None = None,
-        previous: Sequence[Mapping[str, Any]] = (),
+        previous: Sequence[Offer] = (),
     ) -> FetchResult:
         result = FetchResult()
         payload = self._api.get(self._url)
@@ -183,22 +184,24 @@ class LambdaProvider(Provider):
         )
         return result
 
-    def _row(self, offer: InstanceType, region: str, checked_at: str) -> dict[str, Any]:
+    def _row(self, offer: InstanceType, region: str, checked_at: str) -> RawOffer:
         row = blank_row(self.name)
         spec = gpu_table().get(offer.gpu)
         row.update(
-            instance_type=offer.name,
-            region=region,
-            gpu=offer.gpu,
-            gpu_count=offer.gpu_count,
-            gpu_memory_gib=spec.memory_gib if spec is not None else None,
-            vcpus=offer.vcpus,
-            ram_gib=offer.ram_gib,
-            price_usd_per_hour=offer.price_usd_per_hour,
-            price_source=self.source,
-            as_of=checked_at,
-            available_now="true" if region in offer.capacity else "false",
-            available_checked_at=checked_at,
+            {
+                "instance_type": offer.name,
+                "region": region,
+                "gpu": offer.gpu,
+                "gpu_count": offer.gpu_count,
+                "gpu_memory_gib": spec.memory_gib if spec is not None else None,
+                "vcpus": offer.vcpus,
+                "ram_gib": offer.ram_gib,
+                "price_usd_per_hour": offer.price_usd_per_hour,
+                "price_source": self.source,
+                "as_of": checked_at,
+                "available_now": "true" if region in offer.capacity else "false",
+                "available_checked_at": checked_at,
+            }
         )
         apply_family(row, family_facts(self.name, offer.name))
         settle_availability(row)

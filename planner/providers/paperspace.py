@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import ProviderError
 from planner.hardware import gpu_table
@@ -153,7 +154,7 @@ class PaperspaceProvider(Provider):
         regions: Sequence[str] | None = None,
         *,
         progress: ProgressHook | None = None,
-        previous: Sequence[Mapping[str, Any]] = (),
+        previous: Sequence[Offer] = (),
     ) -> FetchResult:
         result = FetchResult()
         sizes, bad, not_offered = parse_sizes(list(self._sizes()))
@@ -177,7 +178,7 @@ class PaperspaceProvider(Provider):
             result.notes.append(f"paperspace: not offered now (available=false): {', '.join(sorted(not_offered))}")
         return result
 
-    def _row(self, kinds: Mapping[bool, GpuSize], region: str, as_of: str) -> dict[str, Any] | None:
+    def _row(self, kinds: Mapping[bool, GpuSize], region: str, as_of: str) -> RawOffer | None:
         on_demand, spot = kinds.get(False), kinds.get(True)
         on_demand = on_demand if on_demand is not None and region in on_demand.regions else None
         spot = spot if spot is not None and region in spot.regions else None
@@ -187,18 +188,20 @@ class PaperspaceProvider(Provider):
         row = blank_row(self.name)
         spec = gpu_table().get(shape.gpu)
         row.update(
-            instance_type=shape.slug,
-            region=region,
-            gpu=shape.gpu,
-            gpu_count=shape.gpu_count,
-            gpu_memory_gib=spec.memory_gib if spec is not None else None,
-            vcpus=shape.vcpus,
-            ram_gib=shape.ram_gib,
-            price_usd_per_hour=on_demand.price_usd_per_hour if on_demand else None,
-            spot_price_usd_per_hour=spot.price_usd_per_hour if spot else None,
-            price_source=self.source,
-            as_of=as_of,
-            available_now="unknown",
+            {
+                "instance_type": shape.slug,
+                "region": region,
+                "gpu": shape.gpu,
+                "gpu_count": shape.gpu_count,
+                "gpu_memory_gib": spec.memory_gib if spec is not None else None,
+                "vcpus": shape.vcpus,
+                "ram_gib": shape.ram_gib,
+                "price_usd_per_hour": on_demand.price_usd_per_hour if on_demand else None,
+                "spot_price_usd_per_hour": spot.price_usd_per_hour if spot else None,
+                "price_source": self.source,
+                "as_of": as_of,
+                "available_now": "unknown",
+            }
         )
         apply_family(row, family_facts(self.name, shape.slug))
         settle_availability(row)

@@ -105,3 +105,11 @@ def test_available_now_reads_unknown_when_missing(given: Any, stored: str) -> No
     report = validate_rows([row])
     assert not report.rejected
     assert report.accepted[0]["available_now"] == stored
+
+
+def test_the_offer_types_name_exactly_the_stored_columns() -> None:
+    """Offer (validated) and RawOffer (as an adapter builds it) are the seams' types: one key per stored column."""
+    from planner.catalog.schema import COLUMN_NAMES, Offer, RawOffer
+
+    assert tuple(Offer.__annotations__) == COLUMN_NAMES
+    assert tuple(RawOffer.__annotations__) == COLUMN_NAMES
