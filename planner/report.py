@@ -184,7 +184,9 @@ def with_view_columns(frame: pd.DataFrame) -> pd.DataFrame:
     ``usd_per_gpu_hour`` is the instance price over its GPUs, the unit clouds quote and people compare.
     """
     labelled = with_gpu_label(frame)
-    if "price_usd_per_hour" in frame.columns and "gpus_per_node" in frame.columns:
+    if "price_per_gpu_usd_per_hour" in frame.columns:
+        labelled["usd_per_gpu_hour"] = frame["price_per_gpu_usd_per_hour"]
+    elif "price_usd_per_hour" in frame.columns and "gpus_per_node" in frame.columns:
         labelled["usd_per_gpu_hour"] = frame["price_usd_per_hour"] / frame["gpus_per_node"]
     return labelled
 

@@ -86,6 +86,7 @@ HIDDEN_IN_TABLE = (
     "time_high_hours",
     "checkpoint_every_hours",
     "price_as_of",
+    "price_per_gpu_usd_per_hour",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
 AvailableOpt = Annotated[

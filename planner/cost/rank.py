@@ -443,6 +443,8 @@ def _table(
             "nodes": nodes.astype(np.int64),
             "pricing": pricing,
             "price_usd_per_hour": price,
+            # The unit clouds quote and people compare: the instance price over its GPUs.
+            "price_per_gpu_usd_per_hour": price / fams.gpu_count[family],
             "time_to_solution_hours": grid.wall_hours[cells],
             "time_low_hours": grid.wall_low_hours[cells],
             "time_high_hours": grid.wall_high_hours[cells],
