@@ -291,6 +291,10 @@ def _sample_time(
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
     # NVIDIA's tuned recipes (fused kernels, CUDA graphs, FP8-aware Transformer Engine) run the same layer faster.
     speedup = fam.get("tuned_speedup", 1.0) if wl.stack == "tuned" else 1.0
+    if wl.stack == "tuned":
+        # Fused kernels (layer norm + bias + activation + dropout in one pass, fused attention) read and write the
+        # activations fewer times: a share of the element-wise HBM traffic remains.
+        mem_bytes *= fam.get("tuned_memory_relative", 1.0)
     return (matmul_time / tp + vector) / speedup, mem_bytes / bw / speedup, model_flops / tp
 
 
@@ -361,6 +365,13 @@ def _step_time(
     per_micro = t_comp + t_mem
     tp_comm = 0.0
     host = 0.0
+    if not wl.is_transformer:
+        # The input pipeline (JPEG decode, augmentation) and the host's kernel launches feed each GPU at a rate that
+        # does not grow with the GPU: fast GPUs wait for it (MLPerf ResNet-50: H200 only 1.1x H100, not the 1.4x
+        # of its HBM bandwidth). It runs concurrently with the GPU, so the slower of the two sets the pace.
+        fam = perf_params()["cnn"]
+        speedup = fam.get("tuned_speedup", 1.0) if wl.stack == "tuned" else 1.0
+        host = plan.micro_batch * fam.get("input_s_per_image", 0.0) / speedup
     if wl.is_transformer:
         stage_layers = wl.layers / plan.pp
         # Tuned stacks replay CUDA graphs of fused kernels: no per-kernel launch cost on the host or the GPU.
@@ -528,25 +539,30 @@ class _Choice:
 def _choose(
     wl: Workload, spec: GpuSpec, precision: str, gpus: int, gpus_per_node: int, interconnect: str, network: float
 ) -> _Choice:
-    """The fastest layout that fits; pipeline stages only when no shallower pipeline fits (or the smallest misfit)."""
+    """The fastest layout that fits (typical stacks: with the least model parallelism that fits), or the smallest
+    misfit."""
     wanted = _default_micro_batch(wl)
     best: tuple[float, Plan, float] | None = None
     smallest: tuple[float, Plan] | None = None
-    last_pp = 0
-    # Typical stacks pipeline only when nothing shallower fits; the tuned stack weighs every pipeline depth, and so
-    # does any stack once the user fixes the global batch: at scale data parallelism runs out of samples (a rank
-    # per sequence or less) and typical stacks pipeline too (Meta's Llama 3 405B: 16 stages at 2,048 sequences).
-    deepest_first_fit = wl.stack != "tuned" and wl.global_batch is None
+    last_pp, last_level = 0, (0, 0)
+    # Typical stacks (PyTorch FSDP/DDP, DeepSpeed, Composer) add model parallelism only when memory forces it: the
+    # fewest pipeline stages, then the narrowest tensor split, that fit (llm-foundry runs MPT-30B at 64k tokens on
+    # FSDP alone). The tuned stack (Megatron-Core) weighs every tensor and pipeline split.
+    least_model_parallel = wl.stack != "tuned"
     skip_recompute: set[tuple[int, bool, bool]] = set()
     templates = _candidate_plans(wl, gpus, gpus_per_node)
     if wl.global_batch is not None:
-        # Honour the user's global batch: layouts with more data-parallel ranks than samples are a last resort.
+        # Honour the user's global batch: layouts whose data-parallel ranks divide it first, then those with no more
+        # ranks than samples (the batch rounded down to whole samples per rank), the rest as a last resort.
+        exact = [t for t in templates if wl.global_batch % t.dp == 0]
         honouring = [t for t in templates if t.dp <= wl.global_batch]
-        templates = honouring or templates
+        templates = exact or honouring or templates
     for template in templates:
-        if template.pp != last_pp:
-            if best is not None and deepest_first_fit:
+        if (template.pp, template.tp) != last_level:
+            if best is not None and least_model_parallel:
                 break
+            last_level = (template.pp, template.tp)
+        if template.pp != last_pp:
             last_pp, skip_recompute = template.pp, set()
         mode = (template.tp, template.sharded, template.zero1)
         if template.recompute and mode in skip_recompute:
