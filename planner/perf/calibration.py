@@ -83,7 +83,6 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("cnn", "peak_efficiency", 0.05, 0.95),
     ("cnn", "vector_flops_per_flop", 1e-5, 0.15),
     ("cnn", "balance_half", 10.0, 1e5),
-    ("cnn", "input_s_per_image", 1e-6, 1e-3),
     ("cnn", "batch_half", 0.1, 256.0),
     ("cnn", "bytes_per_flop", 0.001, 2.0),
     ("cnn", "tf32_relative", 0.1, 2.5),
@@ -138,11 +137,14 @@ PRIORS: dict[str, Any] = {
         "bytes_per_flop": 0.05,
         "vector_flops_per_flop": 0.1,
         "balance_half": 1000.0,
-        # NVIDIA's tuned CNN stack over PyTorch DDP with DeepLearningExamples scripts (Lambda's runs): fixed, not
-        # fitted (no tuned CNN rows); checked against MLPerf ResNet-50 time-to-train by bench/mlperf.py.
-        "tuned_speedup": 1.6,
-        # Input pipeline and launch floor per image and GPU (10,000 images/s: DALI-class decoding on a few cores).
-        "input_s_per_image": 1e-4,
+        # Fixed, not fitted (no calibration row runs a tuned CNN stack, and no Lambda GPU is fast enough to meet the
+        # floor): both set so that the model lands on NVIDIA's MLPerf Training v4.0 ResNet-50 time-to-train on 8 H100
+        # (13.27 min) and 8 H200 (12.03 min) (data/mlperf_training.csv; bench/mlperf.py marks those two rows as
+        # calibration). NVIDIA's MXNet/DALI recipe runs 2.28x the PyTorch DDP scripts Lambda measured, and the input
+        # pipeline and launches cap a GPU near 3,300 images/s typical (7,600 tuned) whatever its FLOPs: H200 and B200
+        # only 1.1x an H100 on ResNet-50.
+        "tuned_speedup": 2.28,
+        "input_s_per_image": 3.0e-4,
     },
     "memory": {
         "adam_bytes_per_param": 16.0,
