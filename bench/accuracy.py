@@ -12,8 +12,8 @@
 2. On each run's published layout (``throughput_with_plan``), as the fit sees it: in-sample, 10-fold by job,
    leave-one-GPU-out, leave-one-source-out, leave-one-architecture-out, against a naive peak-FLOPs baseline.
 
-One fit per held-out group serves both tables (38 fits). For speed the fits thin vTrain's 1,440-row layout sweep to
-every fifth row (``FIT_CAP``; every held-out row is still predicted): a few minutes on two cores. The band widths
+One fit per held-out group serves both tables (38 fits of a few seconds each, on every row: two to five minutes on
+two cores, depending on their load; ``FIT_CAP`` can thin vTrain's sweep, at a cost in fidelity). The band widths
 themselves come from these held-out errors (scripts/fit_perf.py), so the coverage is in-sample for the two band
 coefficients. Needs numpy and scipy (dev dependencies).
 """
@@ -163,9 +163,9 @@ def _coverage(
     return f"{100.0 * inside / len(members):5.1f}% {len(members):4d}"
 
 
-# Sources above this many rows (vTrain's 1,440-row layout sweep) are thinned for the cross-validation fits: about
-# three times faster; every held-out row is still predicted (scripts/fit_perf.py fits on every row).
-FIT_CAP = 300
+# Thinning vTrain's 1,440-row sweep for the fits (calibration.thinned) would make this run three times faster, but
+# it moves the held-out figures by several points (the joint fit lands elsewhere): every row is fitted.
+FIT_CAP: int | None = None
 
 
 def _architecture(row: Benchmark) -> str:

@@ -313,20 +313,22 @@ def main() -> None:
         return
     rows = calibration.load_benchmarks(ROOT / "data" / "benchmarks.csv")
     params = calibration.fit(rows, calibration.PRIORS)
-    # The band comes from estimate()'s held-out errors (what users get): other sources (software stacks) for
-    # transformers, other GPUs for CNNs (one CNN source only: holding it out leaves nothing to fit). The widening for
-    # a GPU without calibration data is how much wider leave-one-GPU-out errors run than those.
+    # The band comes from estimate()'s held-out errors (what users get): per side, the wider of leave-one-source-out
+    # (another software stack) and leave-one-GPU-out. The widening for a GPU without calibration data is how much
+    # wider the leave-one-GPU-out errors of transformers run than their band.
     start = calibration.fold_params(params, params)
     _layout, by_gpu = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.gpu.id, start)
     _layout, by_source = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.source_name, start)
     jobs = calibration.fastest_layout_per_job(rows)
     held_gpu = {i: by_gpu[i] for i in jobs if i in by_gpu}
     held_source = {i: by_source[i] for i in jobs if i in by_source}
-    cnn = calibration.band_from_errors(rows, held_gpu, "cnn")
-    transformer = calibration.band_from_errors(rows, held_source, "transformer")
+    params["band"] = {}
+    for family in ("cnn", "transformer"):
+        gpu_out = calibration.band_from_errors(rows, held_gpu, family)
+        source_out = calibration.band_from_errors(rows, held_source, family)
+        params["band"][family] = [max(a, b) for a, b in zip(gpu_out, source_out, strict=True)]
     gpu_out = calibration.band_from_errors(rows, held_gpu, "transformer")
-    params["band"] = {"cnn": cnn, "transformer": transformer}
-    widen = max(b / a for a, b in zip(transformer, gpu_out, strict=True))
+    widen = max(b / a for a, b in zip(params["band"]["transformer"], gpu_out, strict=True))
     params["uncalibrated_band_factor"] = round(min(2.5, max(1.2, widen)), 2)
     params["fitted_on"] = {
         "rows": len(rows),
