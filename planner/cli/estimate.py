@@ -42,6 +42,7 @@ TABLE_ROWS = (
     ("memory per GPU (GiB)", "memory_per_gpu_gib"),
     ("GPU memory (GiB)", "gpu_memory_gib"),
     ("fits in memory", "fits_in_memory"),
+    ("GPU in calibration data", "gpu_calibrated"),
     ("MFU", "mfu"),
     ("energy (kWh)", "energy_kwh"),
 )

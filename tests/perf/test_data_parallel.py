@@ -78,3 +78,22 @@ def test_tuned_stack_for_cnns_and_bert_stays_physical(workload: str) -> None:
     assert tuned.throughput > typical.throughput
     # No MFU above the measured matmul ceiling of an A100 (271 of 312 TFLOP/s).
     assert tuned.mfu < 271.2 / 312
+
+
+def test_rank_gets_multi_gpu_cnn_throughput() -> None:
+    import pandas as pd
+    from factories import make_offer
+
+    from planner.cost.rank import rank
+
+    catalog = pd.DataFrame([make_offer()])
+    result = rank("resnet50", catalog=catalog, precision="bf16", max_nodes=2)
+    table = result.table[result.table["pricing"] == "on-demand"].set_index("nodes")["time_to_solution_hours"]
+    one_gpu = estimate("resnet50", "H100-SXM", 1, "bf16").time_to_solution_hours
+    assert one_gpu is not None
+    # One 8-GPU instance runs the 90 epochs in about an eighth of one GPU's time (plus rank's start-up overhead;
+    # before data parallelism for CNNs it took one GPU's time); two instances in less again.
+    eight = estimate("resnet50", "H100-SXM", 8, "bf16").time_to_solution_hours
+    assert eight is not None and eight < one_gpu / 7.5
+    assert table[1] < one_gpu / 5
+    assert table[2] < table[1]
