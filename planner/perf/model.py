@@ -786,8 +786,13 @@ def _estimate(
         min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or nvlink_domain(spec))
         hint = f"; at least {min_gpus} GPUs would fit" if min_gpus else "; no GPU count fits"
         why = (
-            f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with sharding, recomputation and "
-            f"{plan.tp}-way tensor / {plan.pp}-way pipeline parallelism, but {spec.id} leaves {usable_gib:.1f} GiB "
+            f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with "
+            + (
+                f"sharding, recomputation and {plan.tp}-way tensor / {plan.pp}-way pipeline parallelism"
+                if gpus > 1
+                else "a micro-batch of 1" + (" and recomputation" if wl.is_transformer else "")
+            )
+            + f", but {spec.id} leaves {usable_gib:.1f} GiB "
             f"usable of {spec.memory_gib:g} (after the CUDA context, allocator fragmentation and "
             f"{COLLECTIVE_HEADROOM:.0%} kept free for NCCL buffers){hint}"
         )
