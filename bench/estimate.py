@@ -31,6 +31,9 @@ CASES = [
     ("llama-3.1-405b", "H200", 256, "bf16"),
     ("mpt-7b", "L40S", 4, "bf16"),
     ("gpt3-175b", "B200", 1024, "bf16"),
+    # Data-parallel CNN across nodes, and a configuration that does not fit (searches the minimum GPU count).
+    ("resnet50", "H100-SXM", 64, "bf16"),
+    ("llama-2-70b", "L4", 1, "bf16"),
 ]
 
 

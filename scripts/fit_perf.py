@@ -298,21 +298,6 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
             writer.writerow({column: row.get(column, "") for column in calibration.COLUMNS})
 
 
-def _band(rows: list[calibration.Benchmark], predictions: dict[int, float], family: str) -> list[float]:
-    """Low/high band: the 80th percentile of cross-validated under- and over-prediction for the family."""
-    selected = [i for i, row in enumerate(rows) if (row.family == "cnn") == (family == "cnn") and i in predictions]
-    over = sorted(max(0.0, predictions[i] / rows[i].throughput_total - 1.0) for i in selected)
-    under = sorted(max(0.0, 1.0 - predictions[i] / rows[i].throughput_total) for i in selected)
-    if not selected:
-        return [0.25, 0.25]
-
-    def p80(values: list[float]) -> float:
-        return round(min(0.8, max(0.08, values[int(0.8 * (len(values) - 1))])), 3)
-
-    # Low side: the model over-predicts (measured below the estimate); high side: under-predicts.
-    return [p80(over), p80(under)]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference" / "benchmarks")
@@ -328,18 +313,23 @@ def main() -> None:
         return
     rows = calibration.load_benchmarks(ROOT / "data" / "benchmarks.csv")
     params = calibration.fit(rows, calibration.PRIORS)
-    # The band comes from held-out errors: other GPUs and other sources (software stacks) than those fitted.
-    by_gpu = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.gpu.id)
-    by_source = calibration.cross_validate(rows, calibration.PRIORS, lambda row: row.source_name)
-    # (CNN rows come from one source only: holding it out leaves nothing to fit, so its band is leave-GPU-out.)
-    params["band"] = {
-        "cnn": _band(rows, by_gpu, "cnn"),
-        "transformer": [
-            max(a, b)
-            for a, b in zip(_band(rows, by_gpu, "transformer"), _band(rows, by_source, "transformer"), strict=True)
-        ],
-    }
-    params["calibrated_architectures"] = sorted({row.gpu.architecture for row in rows})
+    # The band comes from estimate()'s held-out errors (what users get): per side, the wider of leave-one-source-out
+    # (another software stack) and leave-one-GPU-out. The widening for a GPU without calibration data is how much
+    # wider the leave-one-GPU-out errors of transformers run than their band.
+    start = calibration.fold_params(params, params)
+    _layout, by_gpu = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.gpu.id, start)
+    _layout, by_source = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.source_name, start)
+    jobs = calibration.fastest_layout_per_job(rows)
+    held_gpu = {i: by_gpu[i] for i in jobs if i in by_gpu}
+    held_source = {i: by_source[i] for i in jobs if i in by_source}
+    params["band"] = {}
+    for family in ("cnn", "transformer"):
+        gpu_out = calibration.band_from_errors(rows, held_gpu, family)
+        source_out = calibration.band_from_errors(rows, held_source, family)
+        params["band"][family] = [max(a, b) for a, b in zip(gpu_out, source_out, strict=True)]
+    gpu_out = calibration.band_from_errors(rows, held_gpu, "transformer")
+    widen = max(b / a for a, b in zip(params["band"]["transformer"], gpu_out, strict=True))
+    params["uncalibrated_band_factor"] = round(min(2.5, max(1.2, widen)), 2)
     params["fitted_on"] = {
         "rows": len(rows),
         "sources": sorted({row.source_name for row in rows}),

@@ -42,6 +42,7 @@ TABLE_ROWS = (
     ("memory per GPU (GiB)", "memory_per_gpu_gib"),
     ("GPU memory (GiB)", "gpu_memory_gib"),
     ("fits in memory", "fits_in_memory"),
+    ("GPU in calibration data", "gpu_calibrated"),
     ("MFU", "mfu"),
     ("energy (kWh)", "energy_kwh"),
 )
@@ -63,13 +64,18 @@ def render_estimate(result: dict[str, Any], fmt: str) -> str:
     for row in rows:
         if row["quantity"].startswith(("throughput", "band")):
             row["quantity"] = f"{row['quantity']} ({unit})"
-        if isinstance(row["value"], float):
+        if row["value"] is None:
+            # Numbers that did not happen are not shown: the configuration does not fit in memory.
+            row["value"] = "- (does not fit)"
+        elif isinstance(row["value"], float):
             row["value"] = f"{row['value']:.3g}" if abs(row["value"]) < 1000 else f"{row['value']:,.0f}"
     title = f"{result['workload']} on {result['gpus']}x {result['gpu']} ({result['precision']})"
     text = report.render_table(pd.DataFrame(rows), title=title, columns=("quantity", "value"))
     lines = [text.rstrip("\n")]
     if result["why_not_fits"]:
         lines.append(f"does not fit: {result['why_not_fits']}")
+    if not result.get("gpu_calibrated", True):
+        lines.append(f"not calibrated: {result['calibration_note']}")
     lines.extend(f"- {item}" for item in result["assumptions"])
     return "\n".join(lines) + "\n"
 

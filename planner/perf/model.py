@@ -9,6 +9,7 @@ with compute. The coefficients come from ``data/perf_params.json``, fitted by ``
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
@@ -25,9 +26,16 @@ from planner.perf.workloads import Workload, resolve_workload
 
 GIB = 1024.0**3
 # Memory a framework cannot use for the model: CUDA context, cuBLAS/NCCL workspaces (about 1.5 GiB), plus
-# about 8% lost to allocator fragmentation (PyTorch CUDA caching allocator practice).
+# about 8% lost to allocator fragmentation (PyTorch CUDA caching allocator practice), plus a few percent kept free
+# for NCCL channel buffers and temporary tensors that peak with the collectives (a plan filling memory to the last
+# byte runs out of memory at the first all-reduce).
 RESERVED_GIB = 1.5
 FRAGMENTATION = 0.92
+COLLECTIVE_HEADROOM = 0.03
+# Matmul efficiency (best measured GEMM rate over the datasheet peak) of the GPUs the calibration rests on: H100 SXM
+# 80.3%, A100 SXM 86.9% (data/gpu_ceilings.csv). A GPU whose measured ceiling is a smaller share of its peak (power
+# capped T4, MI300X, GB200) gets its peak scaled down by the difference; none is scaled up.
+REFERENCE_MATMUL_EFFICIENCY = 0.80
 # Of mixed-precision Adam's 16 bytes per parameter, the FP32 master weights and two moments (ZeRO paper, Rajbhandari
 # et al. 2020: 12 of 16) are what a distributed optimizer shards.
 OPTIMIZER_SHARE = 12.0 / 16.0
@@ -54,6 +62,29 @@ def set_perf_params(params: dict[str, Any] | None) -> None:
     if params is not None:
         _OVERRIDE.append(params)
     _estimate.cache_clear()
+
+
+@cache
+def matmul_ceilings() -> dict[tuple[str, str], float]:
+    """Measured maximum achievable matmul TFLOP/s per (GPU id, precision) from ``data/gpu_ceilings.csv``."""
+    table: dict[tuple[str, str], float] = {}
+    with (data_dir() / "gpu_ceilings.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            table[(row["gpu"], row["precision"])] = float(row["achievable_tflops"])
+    return table
+
+
+def matmul_derate(spec: GpuSpec, precision: str) -> float:
+    """Share of the datasheet peak a GPU sustains relative to the calibrated GPUs (1.0 without a measurement).
+
+    FP16 and BF16 share a ceiling; TF32 and FP32 have no measured ceiling and are not derated.
+    """
+    table = matmul_ceilings()
+    key = "bf16" if precision in ("fp16", "bf16") else precision
+    ceiling = table.get((spec.id, key)) or (table.get((spec.id, "fp16")) if key == "bf16" else None)
+    if ceiling is None:
+        return 1.0
+    return min(1.0, ceiling / spec.peak_tflops(precision) / REFERENCE_MATMUL_EFFICIENCY)
 
 
 @dataclass(frozen=True)
@@ -93,13 +124,14 @@ class Estimate:
     precision: str
     interconnect: str
     network_gbps: float
-    throughput: float
+    # None where the configuration does not fit in memory: a number that did not happen is not shown.
+    throughput: float | None
     throughput_unit: str
-    throughput_per_gpu: float
-    throughput_low: float
-    throughput_high: float
-    step_time_s: float
-    time_to_solution_hours: float
+    throughput_per_gpu: float | None
+    throughput_low: float | None
+    throughput_high: float | None
+    step_time_s: float | None
+    time_to_solution_hours: float | None
     work: float
     work_unit: str
     memory_per_gpu_gib: float
@@ -107,10 +139,13 @@ class Estimate:
     fits_in_memory: bool
     why_not_fits: str | None
     min_gpus_to_fit: int | None
-    mfu: float
-    energy_kwh: float
+    mfu: float | None
+    energy_kwh: float | None
     parallelism: dict[str, Any] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
+    # Whether data/benchmarks.csv holds measurements on this GPU; without them the band is wider.
+    gpu_calibrated: bool = True
+    calibration_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values (float, int, str, bool, None, list, dict) for JSON."""
@@ -212,7 +247,8 @@ def _sample_time(
     With context parallelism each GPU holds ``seq_len / cp`` tokens of every sequence and attends them to all keys.
     """
     params = perf_params()
-    peak = spec.peak_tflops(precision) * 1e12
+    # A power-capped or hard-to-feed GPU sustains less of its datasheet peak (data/gpu_ceilings.csv).
+    peak = spec.peak_tflops(precision) * 1e12 * matmul_derate(spec, precision)
     bw = spec.memory_bandwidth_gbps * 1e9
     elem = ELEMENT_BYTES[precision]
     if not wl.is_transformer:
@@ -225,7 +261,9 @@ def _sample_time(
         mem_bytes = fam["bytes_per_flop"] * (wl.flops_per_sample or 0.0) * micro_batch * elem / 2.0
         # Batch norm, activations and optimizer run on the CUDA cores, not the tensor cores.
         vector = fam["vector_flops_per_flop"] * flops / (spec.fp32_tflops * 1e12)
-        return flops / (peak * eff) + vector, mem_bytes / bw, flops
+        # NVIDIA's tuned CNN recipes (DALI input pipeline, channels-last, fused batch-norm + ReLU, CUDA graphs).
+        speedup = fam.get("tuned_speedup", 1.0) if wl.stack == "tuned" else 1.0
+        return (flops / (peak * eff) + vector) / speedup, mem_bytes / bw / speedup, flops
     fam = params["transformer"]
     seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
     tokens = micro_batch * seq / cp
@@ -255,6 +293,10 @@ def _sample_time(
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
     # NVIDIA's tuned recipes (fused kernels, CUDA graphs, FP8-aware Transformer Engine) run the same layer faster.
     speedup = fam.get("tuned_speedup", 1.0) if wl.stack == "tuned" else 1.0
+    if wl.stack == "tuned":
+        # Fused kernels (layer norm + bias + activation + dropout in one pass, fused attention) read and write the
+        # activations fewer times: a share of the element-wise HBM traffic remains.
+        mem_bytes *= fam.get("tuned_memory_relative", 1.0)
     return (matmul_time / tp + vector) / speedup, mem_bytes / bw / speedup, model_flops / tp
 
 
@@ -296,7 +338,7 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
 
 
 def _usable_bytes(spec: GpuSpec) -> float:
-    return (spec.memory_gib * FRAGMENTATION - RESERVED_GIB) * GIB
+    return (spec.memory_gib * (FRAGMENTATION - COLLECTIVE_HEADROOM) - RESERVED_GIB) * GIB
 
 
 @dataclass(frozen=True)
@@ -325,6 +367,12 @@ def _step_time(
     per_micro = t_comp + t_mem
     tp_comm = 0.0
     host = 0.0
+    if not wl.is_transformer and wl.stack == "tuned":
+        # The input pipeline (DALI JPEG decode, augmentation) and the launches feed each GPU at a rate that does not
+        # grow with the GPU: fast GPUs wait for it (MLPerf ResNet-50: H200 only 1.1x H100, not the 1.4x of its HBM
+        # bandwidth). It runs concurrently with the GPU, so the slower of the two sets the pace. (No typical-stack
+        # run in the calibration data is fast enough to show its own floor.)
+        host = plan.micro_batch * perf_params()["cnn"].get("tuned_input_s_per_image", 0.0)
     if wl.is_transformer:
         stage_layers = wl.layers / plan.pp
         # Tuned stacks replay CUDA graphs of fused kernels: no per-kernel launch cost on the host or the GPU.
@@ -418,7 +466,9 @@ def _default_micro_batch(wl: Workload) -> int:
 
 def _global_batch(wl: Workload, dp: int, micro: int) -> int:
     if wl.global_batch is not None:
-        return max(wl.global_batch, dp * micro) if wl.global_batch < dp * micro else wl.global_batch
+        # The user's global batch, never grown: rounded down to a whole number of samples per data-parallel rank
+        # (raised to one per rank only when there are more ranks than samples; the assumptions say so).
+        return max(dp, wl.global_batch // dp * dp)
     if not wl.is_transformer:
         return dp * micro
     if wl.kind == "encoder":
@@ -437,7 +487,8 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
     stages per rank, as Megatron-Core does when the layers divide).
     """
     if not wl.is_transformer:
-        return [Plan()]
+        # A CNN's weights and optimizer fit on any GPU: plain data parallelism (DDP) over every GPU.
+        return [Plan(dp=gpus)]
     plans: list[Plan] = []
     head_limit = wl.heads if wl.heads else 64
     for pp in _divisors(gpus, min(64, wl.layers)):
@@ -454,19 +505,28 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
     return plans
 
 
+def _micro_batches(wl: Workload, dp: int, wanted: int) -> list[int]:
+    """Micro-batches to try, largest first: ``wanted`` halved down to 1, or with a global batch the user gave, the
+    divisors of each rank's share up to ``wanted`` (so the step runs exactly that many samples)."""
+    if wl.global_batch is None:
+        sizes = [wanted]
+        while sizes[-1] > 1:
+            sizes.append(sizes[-1] // 2 if sizes[-1] & (sizes[-1] - 1) == 0 else 1 << (sizes[-1].bit_length() - 1))
+        return sizes
+    share = max(1, wl.global_batch // dp)
+    return [m for m in range(min(wanted, share), 0, -1) if share % m == 0]
+
+
 def _fit_micro_batch(wl: Workload, spec: GpuSpec, precision: str, plan: Plan, wanted: int) -> tuple[int, float]:
-    """The largest power-of-two micro-batch up to ``wanted`` that fits, and the bytes it needs (0 if none fits)."""
+    """The largest micro-batch up to ``wanted`` that fits, and the bytes it needs (0 if none fits)."""
     usable = _usable_bytes(spec)
-    micro = wanted
-    while micro >= 1:
+    need = 0.0
+    for micro in _micro_batches(wl, plan.dp, wanted):
         trial = replace(plan, micro_batch=micro, global_batch=_global_batch(wl, plan.dp, micro))
         need = _memory_bytes(wl, precision, trial)
         if need <= usable:
             return micro, need
-        if micro == 1:
-            return 0, need
-        micro = micro // 2 if micro & (micro - 1) == 0 else 1 << (micro.bit_length() - 1)
-    return 0, 0.0
+    return 0, need
 
 
 @dataclass(frozen=True)
@@ -480,18 +540,30 @@ class _Choice:
 def _choose(
     wl: Workload, spec: GpuSpec, precision: str, gpus: int, gpus_per_node: int, interconnect: str, network: float
 ) -> _Choice:
-    """The fastest layout that fits; pipeline stages only when no shallower pipeline fits (or the smallest misfit)."""
+    """The fastest layout that fits (typical stacks: with the least model parallelism that fits), or the smallest
+    misfit."""
     wanted = _default_micro_batch(wl)
     best: tuple[float, Plan, float] | None = None
     smallest: tuple[float, Plan] | None = None
-    last_pp = 0
-    # Typical stacks pipeline only when nothing shallower fits; the tuned stack weighs every pipeline depth.
-    deepest_first_fit = wl.stack != "tuned"
+    last_pp, last_level = 0, (0, 0)
+    # Typical stacks (PyTorch FSDP/DDP, DeepSpeed, Composer) add model parallelism only when memory forces it: the
+    # fewest pipeline stages, then the narrowest tensor split, that fit (llm-foundry runs MPT-30B at 64k tokens on
+    # FSDP alone). The tuned stack (Megatron-Core) weighs every tensor and pipeline split.
+    least_model_parallel = wl.stack != "tuned"
     skip_recompute: set[tuple[int, bool, bool]] = set()
-    for template in _candidate_plans(wl, gpus, gpus_per_node):
-        if template.pp != last_pp:
-            if best is not None and deepest_first_fit:
+    templates = _candidate_plans(wl, gpus, gpus_per_node)
+    if wl.global_batch is not None:
+        # Honour the user's global batch: layouts whose data-parallel ranks divide it first, then those with no more
+        # ranks than samples (the batch rounded down to whole samples per rank), the rest as a last resort.
+        exact = [t for t in templates if wl.global_batch % t.dp == 0]
+        honouring = [t for t in templates if t.dp <= wl.global_batch]
+        templates = exact or honouring or templates
+    for template in templates:
+        if (template.pp, template.tp) != last_level:
+            if best is not None and least_model_parallel:
                 break
+            last_level = (template.pp, template.tp)
+        if template.pp != last_pp:
             last_pp, skip_recompute = template.pp, set()
         mode = (template.tp, template.sharded, template.zero1)
         if template.recompute and mode in skip_recompute:
@@ -506,7 +578,7 @@ def _choose(
             if smallest is None or need < smallest[0]:
                 smallest = (need, replace(template, micro_batch=1, global_batch=_global_batch(wl, dp, 1)))
             continue
-        if not template.recompute and micro == wanted:
+        if not template.recompute and micro == _micro_batches(wl, dp, wanted)[0]:
             # Recomputation only buys memory: with the full micro-batch already fitting it is pure cost.
             skip_recompute.add(mode)
         plan = replace(template, micro_batch=micro, global_batch=_global_batch(wl, dp, micro))
@@ -646,6 +718,11 @@ def _estimate(
     elif measured is not None and measured_on is not None:
         ref_spec, ref_gpus = _parse_measured_on(measured_on)
         reference = _estimate(wl, ref_spec, ref_gpus, precision, None, None, None, None, None, None)
+        if reference.throughput is None:
+            raise InputError(
+                f"--measured-on {measured_on}: the workload does not fit there ({reference.why_not_fits}), so a "
+                "measurement on it cannot be"
+            )
         scale = measured / reference.throughput
         notes.append(
             f"rescaled by the user's measurement {measured:g} {wl.throughput_unit} on {ref_gpus}x {ref_spec.id} "
@@ -655,15 +732,41 @@ def _estimate(
     mfu *= scale
     step = timing.step_s / scale
     busy = min(1.0, timing.compute_s / timing.step_s * min(1.0, scale))
-    band = perf_params()["band"]["cnn" if not wl.is_transformer else "transformer"]
+    params = perf_params()
+    band = params["band"]["cnn" if not wl.is_transformer else "transformer"]
     low, high = float(band[0]), float(band[1])
-    if spec.architecture not in perf_params()["calibrated_architectures"]:
-        low, high = low * 1.5, high * 1.5
-        notes.append(f"{spec.architecture} GPUs are not in the calibration data: wider band")
+    calibrated = spec.id in params.get("calibrated_gpus", ())
+    calibration_note: str | None = None
+    if not calibrated:
+        # Held out of the fit, a GPU's own errors are larger (bench/accuracy.py, leave-one-GPU-out): a wider band.
+        widen = float(params.get("uncalibrated_band_factor", 1.5))
+        low, high = low * widen, high * widen
+        known = spec.architecture in params.get("calibrated_architectures", ())
+        calibration_note = (
+            f"no published measurements on {spec.id} in the calibration data: estimated from its datasheet "
+            f"(peak, memory bandwidth){' and other ' + spec.architecture + ' GPUs' if known else ''}; wider band"
+        )
+        notes.append(calibration_note)
     if nodes > 1:
         low, high = low + 0.05, high + 0.05
     if measured is not None or efficiency is not None:
         low, high = low / 2, high / 2
+    low = min(low, 0.9)
+    derate = matmul_derate(spec, prec)
+    if derate < 1.0:
+        notes.append(
+            f"{spec.id} sustains {derate:.0%} of the matmul share of its datasheet peak that the calibrated GPUs "
+            "reach (measured ceiling, data/gpu_ceilings.csv)"
+        )
+    if wl.global_batch is not None and plan.global_batch != wl.global_batch:
+        notes.append(
+            f"global batch {wl.global_batch} changed to {plan.global_batch}: "
+            + (
+                f"fewer samples than the {plan.dp} data-parallel ranks (one each)"
+                if plan.global_batch > wl.global_batch
+                else f"a whole number of samples per data-parallel rank ({plan.dp} ranks)"
+            )
+        )
     work = wl.total_work()
     hours = work / units_per_s / 3600.0
     power = perf_params()["power"]
@@ -676,12 +779,19 @@ def _estimate(
         min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or nvlink_domain(spec))
         hint = f"; at least {min_gpus} GPUs would fit" if min_gpus else "; no GPU count fits"
         why = (
-            f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with sharding, recomputation and "
-            f"{plan.tp}-way tensor / {plan.pp}-way pipeline parallelism, but {spec.id} leaves {usable_gib:.1f} GiB "
-            f"usable of {spec.memory_gib:g}{hint}"
+            f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with "
+            + (
+                f"sharding, recomputation and {plan.tp}-way tensor / {plan.pp}-way pipeline parallelism"
+                if gpus > 1
+                else "a micro-batch of 1" + (" and recomputation" if wl.is_transformer else "")
+            )
+            + f", but {spec.id} leaves {usable_gib:.1f} GiB "
+            f"usable of {spec.memory_gib:g} (after the CUDA context, allocator fragmentation and "
+            f"{COLLECTIVE_HEADROOM:.0%} kept free for NCCL buffers){hint}"
         )
     layout = (
-        f"layout: {plan.dp}-way data parallel{_sharding_text(plan)}, "
+        f"{'layout' if choice.fits else 'closest layout tried (does not fit)'}: "
+        f"{plan.dp}-way data parallel{_sharding_text(plan)}, "
         f"{plan.tp}-way tensor, {plan.pp}-way pipeline, micro-batch {plan.micro_batch}, global batch "
         f"{plan.global_batch}{', activation recomputation' if plan.recompute else ''}"
     )
@@ -695,6 +805,12 @@ def _estimate(
         f"energy = TDP {spec.tdp_w:g} W x {utilisation:.0%} average draw x time",
         *notes,
     ]
+    ran = choice.fits
+
+    def shown(value: float) -> float | None:
+        # A configuration that does not fit never runs: no throughput, time, MFU or energy as if it did.
+        return float(value) if ran else None
+
     return Estimate(
         workload=wl.name,
         gpu=spec.id,
@@ -704,13 +820,13 @@ def _estimate(
         precision=prec,
         interconnect=link,
         network_gbps=float(network),
-        throughput=float(units_per_s),
+        throughput=shown(units_per_s),
         throughput_unit=wl.throughput_unit,
-        throughput_per_gpu=float(units_per_s / gpus),
-        throughput_low=float(units_per_s * (1.0 - low)),
-        throughput_high=float(units_per_s * (1.0 + high)),
-        step_time_s=float(step),
-        time_to_solution_hours=float(hours),
+        throughput_per_gpu=shown(units_per_s / gpus),
+        throughput_low=shown(units_per_s * (1.0 - low)),
+        throughput_high=shown(units_per_s * (1.0 + high)),
+        step_time_s=shown(step),
+        time_to_solution_hours=shown(hours),
         work=float(work),
         work_unit=wl.work_unit,
         memory_per_gpu_gib=float((choice.memory_bytes + RESERVED_GIB * GIB) / GIB),
@@ -718,8 +834,8 @@ def _estimate(
         fits_in_memory=choice.fits,
         why_not_fits=why,
         min_gpus_to_fit=min_gpus,
-        mfu=float(mfu),
-        energy_kwh=float(energy),
+        mfu=shown(mfu),
+        energy_kwh=shown(energy),
         parallelism={
             "data": plan.dp,
             "tensor": plan.tp,
@@ -732,4 +848,6 @@ def _estimate(
             "global_batch": plan.global_batch,
         },
         assumptions=assumptions,
+        gpu_calibrated=calibrated,
+        calibration_note=calibration_note,
     )

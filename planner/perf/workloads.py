@@ -19,7 +19,8 @@ MODES = ("pretrain", "finetune", "lora")
 STACKS = ("typical", "tuned")
 STACK_HELP = (
     "typical: PyTorch FSDP/DDP, DeepSpeed or Composer, what most teams run. tuned: NVIDIA's Megatron-Core/NeMo "
-    "recipes (fused kernels, CUDA graphs, overlapped communication)."
+    "recipes (fused kernels, CUDA graphs, overlapped communication); for CNNs, NVIDIA's DALI/channels-last/fused "
+    "batch-norm recipes (DeepLearningExamples, MLPerf)."
 )
 UNITS = {"images": "images/s", "sequences": "sequences/s", "tokens": "tokens/s"}
 
@@ -86,8 +87,6 @@ class Workload:
                 field="global_batch",
                 related=("batch_per_gpu",),
             )
-        if self.stack != "typical" and self.kind == "cnn":
-            raise InputError("tuned applies to transformer workloads only; drop it for CNNs", field="stack")
         if self.mode != "pretrain" and self.kind == "cnn":
             raise InputError(f"{self.mode} applies to transformer workloads only; use pretrain", field="mode")
 
@@ -95,7 +94,15 @@ class Workload:
     def software_text(self) -> str:
         """The software the estimate assumes, as one assumptions line."""
         if not self.is_transformer:
-            return "software: NVIDIA DeepLearningExamples-class PyTorch training"
+            if self.stack == "tuned":
+                return (
+                    "software: NVIDIA-tuned CNN recipe (DALI input pipeline, channels-last, fused batch norm, CUDA "
+                    "graphs), as in MLPerf; --stack typical for plain PyTorch DDP"
+                )
+            return (
+                "software: PyTorch DDP with NVIDIA DeepLearningExamples-class scripts (--stack tuned: NVIDIA's "
+                "DALI/MLPerf-class recipe)"
+            )
         if self.stack == "tuned":
             return (
                 "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); the typical stack is "
@@ -179,7 +186,6 @@ WORKLOADS: dict[str, Workload] = {
         kind="cnn",
         params=25.6e6,
         work_unit="images",
-        batch_per_gpu=256,
         # 4.1 GFLOPs forward per 224x224 image (He et al. 2016) x3 for forward+backward.
         flops_per_sample=3 * 4.1e9,
         # Activations kept for backward at mixed precision: about 50 MB per image (Lambda's benchmark fits a

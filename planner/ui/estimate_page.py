@@ -26,24 +26,32 @@ def render_estimate_page() -> None:
         format="%.3e",
         key=f"estimate-work-{name}",
     )
-    stack = right.selectbox("Software", STACKS, help=STACK_HELP, disabled=not WORKLOADS[name].is_transformer)
+    stack = right.selectbox("Software", STACKS, help=STACK_HELP)
     try:
-        workload = get_workload(name, work=work, stack=stack if WORKLOADS[name].is_transformer else None)
+        workload = get_workload(name, work=work, stack=stack)
         result = api.estimate(workload, gpu, int(gpus), precision)
     except PlannerError as exc:
         st.error(str(exc))
         return
     cols = st.columns(4)
-    cols[0].metric(f"Throughput ({result.throughput_unit})", f"{result.throughput:,.0f}")
-    cols[1].metric("Time to solution", f"{result.time_to_solution_hours:,.1f} h")
-    cols[2].metric("Memory per GPU", f"{result.memory_per_gpu_gib:,.1f} GiB")
-    cols[3].metric("MFU", f"{result.mfu:.0%}")
-    if not result.fits_in_memory:
+    if result.throughput is None:
+        # Numbers that did not happen are not shown: no throughput, time or MFU for a job that does not fit.
+        cols[0].metric(f"Throughput ({result.throughput_unit})", "does not fit")
+        cols[1].metric("Time to solution", "-")
+        cols[2].metric("Memory per GPU", f"{result.memory_per_gpu_gib:,.1f} GiB")
+        cols[3].metric("Fits from", f"{result.min_gpus_to_fit} GPUs" if result.min_gpus_to_fit else "-")
         st.warning(f"Does not fit: {result.why_not_fits}")
-    st.caption(
-        f"Band {result.throughput_low:,.0f} to {result.throughput_high:,.0f} {result.throughput_unit}; "
-        f"step {result.step_time_s:,.3g} s; energy {result.energy_kwh:,.0f} kWh"
-    )
+    else:
+        cols[0].metric(f"Throughput ({result.throughput_unit})", f"{result.throughput:,.0f}")
+        cols[1].metric("Time to solution", f"{result.time_to_solution_hours or 0:,.1f} h")
+        cols[2].metric("Memory per GPU", f"{result.memory_per_gpu_gib:,.1f} GiB")
+        cols[3].metric("MFU", f"{result.mfu or 0:.0%}")
+        st.caption(
+            f"Band {result.throughput_low or 0:,.0f} to {result.throughput_high or 0:,.0f} {result.throughput_unit}; "
+            f"step {result.step_time_s or 0:,.3g} s; energy {result.energy_kwh or 0:,.0f} kWh"
+        )
+    if not result.gpu_calibrated:
+        st.info(f"Not calibrated: {result.calibration_note}")
     st.markdown("\n".join(f"- {line}" for line in result.assumptions))
     with st.expander("All fields (JSON)"):
         st.json(result.to_dict())

@@ -58,3 +58,46 @@ def test_peak_flops_baseline_is_worse_than_the_model() -> None:
     model_errors = sorted(calibration.ape(calibration.predict(rows[i]), rows[i].throughput_total) for i in baseline)
     base_errors = sorted(calibration.ape(p, rows[i].throughput_total) for i, p in baseline.items())
     assert model_errors[len(model_errors) // 2] < base_errors[len(base_errors) // 2] / 2
+
+
+def test_through_estimate_uses_only_what_a_user_types() -> None:
+    rows = calibration.load_benchmarks()
+    lambda_cnn = next(r for r in rows if r.family == "cnn" and r.gpus == 8)
+    typed = calibration.user_workload(lambda_cnn)
+    # The preset (with its activation memory), the global batch the source states, and nothing of the layout.
+    assert typed.name == "resnet50" and typed.activation_bytes_per_sample
+    assert typed.global_batch == lambda_cnn.plan.global_batch and typed.batch_per_gpu is None
+    predicted = calibration.predict_through_estimate(lambda_cnn)
+    assert predicted.low < predicted.throughput < predicted.high
+    assert predicted.throughput == pytest.approx(lambda_cnn.throughput_total, rel=0.3)
+
+
+def test_a_layout_sweep_is_one_job_compared_at_its_fastest_layout() -> None:
+    rows = calibration.load_benchmarks()
+    jobs = calibration.fastest_layout_per_job(rows)
+    assert len(jobs) < len(rows)
+    keys = [calibration.job_key(rows[i]) for i in jobs]
+    assert len(set(keys)) == len(keys)
+    for i in jobs[:50]:
+        same = [
+            r.throughput_total for r in rows if r.workload is not None and calibration.job_key(r) == keys[jobs.index(i)]
+        ]
+        assert rows[i].throughput_total == max(same)
+
+
+def test_band_from_errors_covers_about_eighty_percent() -> None:
+    rows = calibration.load_benchmarks()[:400]
+    # Synthetic held-out figures: measurements scattered 0-40% either side of the prediction.
+    predictions = {
+        i: calibration.Predicted(row.throughput_total * (1.0 + ((i * 37) % 81 - 40) / 100.0), 0.0, 0.0)
+        for i, row in enumerate(rows)
+    }
+    low, high = calibration.band_from_errors(rows, predictions, "transformer")
+    inside = 0
+    for i, row in enumerate(rows):
+        if row.family == "cnn":
+            continue
+        value = predictions[i].throughput
+        inside += value * (1 - low) <= row.throughput_total <= value * (1 + high)
+    total = sum(1 for row in rows if row.family != "cnn")
+    assert 0.78 <= inside / total <= 0.95

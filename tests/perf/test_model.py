@@ -32,7 +32,9 @@ DATACENTER = [
 @pytest.mark.parametrize("workload", ["resnet50", "bert-large", "mpt-7b", "llama-2-13b"])
 @pytest.mark.parametrize("gpu", ["A100-80GB", "H100-SXM", "L40S"])
 def test_more_gpus_in_one_node_never_lower_total_throughput(workload: str, gpu: str) -> None:
-    rates = [estimate(workload, gpu, n).throughput for n in (1, 2, 4, 8)]
+    # Counts that do not fit have no throughput (None); from the first that fits, more GPUs never slow the job.
+    rates = [r for r in (estimate(workload, gpu, n).throughput for n in (1, 2, 4, 8)) if r is not None]
+    assert rates, "fits on at least 8 GPUs"
     assert all(b >= a * 0.999 for a, b in itertools.pairwise(rates)), rates
 
 
@@ -77,6 +79,11 @@ def test_memory_grows_with_parameters(layers: int, hidden_units: int) -> None:
 def test_time_equals_work_over_throughput(workload: str, gpu: str, gpus: int, tokens: float) -> None:
     result = estimate(workload, gpu, gpus, "fp16", work=tokens)
     assert result.work == pytest.approx(tokens)
+    if result.throughput is None:
+        # Does not fit: no number as if it ran, and the reason with the GPU count that would fit.
+        assert not result.fits_in_memory and result.why_not_fits
+        assert result.time_to_solution_hours is None and result.mfu is None and result.energy_kwh is None
+        return
     assert result.time_to_solution_hours == pytest.approx(tokens / result.throughput / 3600.0, rel=1e-9)
     assert result.throughput_low < result.throughput < result.throughput_high
     assert 0 < result.mfu < 1
@@ -120,12 +127,16 @@ def test_multi_node_uses_the_network() -> None:
 def test_efficiency_sets_the_mfu_and_measured_rescales() -> None:
     mine = estimate("llama-2-7b", "A100-80GB", 8, efficiency=0.2)
     assert mine.mfu == pytest.approx(0.2)
-    model_a100 = estimate("llama-2-7b", "A100-80GB", 1, batch_per_gpu=1).throughput
+    model_a100 = estimate("llama-2-7b", "A100-80GB", 2, batch_per_gpu=1).throughput
+    assert model_a100 is not None
     rescaled = estimate(
-        "llama-2-7b", "H100-SXM", 1, batch_per_gpu=1, measured=model_a100 / 2, measured_on="A100-80GB:1"
+        "llama-2-7b", "H100-SXM", 2, batch_per_gpu=1, measured=model_a100 / 2, measured_on="A100-80GB:2"
     )
-    plain = estimate("llama-2-7b", "H100-SXM", 1, batch_per_gpu=1)
-    assert rescaled.throughput == pytest.approx(plain.throughput / 2, rel=0.02)
+    plain = estimate("llama-2-7b", "H100-SXM", 2, batch_per_gpu=1).throughput
+    assert plain is not None
+    assert rescaled.throughput == pytest.approx(plain / 2, rel=0.02)
+    with pytest.raises(InputError, match="does not fit there"):
+        estimate("llama-2-7b", "H100-SXM", 2, measured=100.0, measured_on="A100-80GB:1")
 
 
 def test_result_is_plain_python() -> None:

@@ -1,0 +1,136 @@
+"""Extract MLPerf Training time-to-train of 8-GPU systems into ``data/mlperf_training.csv``.
+
+    .venv/bin/python scripts/mlperf_results.py --results DIR [DIR ...]
+
+Each DIR is a checkout of an ``mlcommons/training_results_vX.Y`` repository (Apache-2.0). For the systems listed in
+``SYSTEMS`` it reads every ``result_N.txt`` (MLLOG lines), takes the time from ``run_start`` to ``run_stop`` and the
+samples trained until convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the last
+evaluation; Llama-2-70B LoRA: ``samples_count`` at ``run_stop``), and writes MLPerf's score (the mean after dropping
+the fastest and slowest run) with the mean samples to converge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGENET_TRAIN = 1_281_167
+# (round, results folder under NVIDIA/results, benchmark) -> (GPU id, GPUs, sequence length, round date).
+SYSTEMS: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
+    ("v4.0", "eos_ngc24.04_mxnet", "resnet"): ("H100-SXM", 8, 0, "2024-06-12"),
+    ("v4.0", "h200_ngc24.04_mxnet", "resnet"): ("H200", 8, 0, "2024-06-12"),
+    ("v4.0", "eos_ngc23.04_pytorch", "bert"): ("H100-SXM", 8, 512, "2024-06-12"),
+    ("v4.0", "h200_ngc23.09_pytorch", "bert"): ("H200", 8, 512, "2024-06-12"),
+    ("v4.0", "eos_ngc24.04_nemo", "llama2_70b_lora"): ("H100-SXM", 8, 8192, "2024-06-12"),
+    ("v4.0", "h200_ngc24.04_nemo", "llama2_70b_lora"): ("H200", 8, 8192, "2024-06-12"),
+    ("v4.1", "b200_preview_pytorch", "bert"): ("B200", 8, 512, "2024-11-13"),
+    ("v4.1", "b200_preview_nemo", "llama2_70b_lora"): ("B200", 8, 8192, "2024-11-13"),
+    ("v4.1", "h200_ngc24.09_nemo", "llama2_70b_lora"): ("H200", 8, 8192, "2024-11-13"),
+    ("v4.1", "eos_ngc24.09_nemo", "llama2_70b_lora"): ("H100-SXM", 8, 8192, "2024-11-13"),
+}
+COLUMNS = (
+    "round",
+    "benchmark",
+    "gpu",
+    "gpus",
+    "system",
+    "submission_platform",
+    "global_batch",
+    "seq_len",
+    "runs",
+    "time_to_train_minutes",
+    "samples_to_converge",
+    "source",
+    "source_date",
+)
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _events(text: str) -> list[dict[str, object]]:
+    return [json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines() if ":::MLLOG " in line]
+
+
+def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float, dict[str, object]]:
+    """Minutes from run_start to run_stop, samples trained, and the logged constants of one run."""
+    keyed: dict[str, dict[str, object]] = {}
+    last_eval = 0.0
+    epochs = 0.0
+    for event in events:
+        key = str(event["key"])
+        keyed.setdefault(key, event)
+        meta = event.get("metadata") or {}
+        assert isinstance(meta, dict)
+        if key == "run_stop":
+            keyed["run_stop"] = event
+        if key == "eval_accuracy":
+            last_eval = float(meta.get("samples_count") or meta.get("epoch_num") or last_eval)
+        if key == "epoch_stop":
+            epochs = max(epochs, float(meta.get("epoch_num", 0)))
+    start, stop = float(keyed["run_start"]["time_ms"]), float(keyed["run_stop"]["time_ms"])  # type: ignore[arg-type]
+    stop_meta = keyed["run_stop"].get("metadata") or {}
+    assert isinstance(stop_meta, dict)
+    if benchmark == "resnet":
+        samples = float(stop_meta.get("epoch", epochs)) * IMAGENET_TRAIN
+    elif benchmark == "llama2_70b_lora":
+        samples = float(stop_meta.get("samples_count", last_eval))
+    else:
+        samples = last_eval
+    constants: dict[str, object] = {
+        k: keyed[k].get("value") for k in ("global_batch_size", "submission_platform") if k in keyed
+    }
+    return (stop - start) / 60000.0, samples, constants
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--results", type=Path, nargs="+", required=True)
+    args = parser.parse_args()
+    rows = []
+    for repo in args.results:
+        tag = "v" + repo.resolve().as_posix().split("training_results_v")[-1].split("/")[0]
+        for (round_, folder, benchmark), (gpu, gpus, seq, date) in SYSTEMS.items():
+            if round_ != tag:
+                continue
+            prefix = f"NVIDIA/results/{folder}/{benchmark}/"
+            names = sorted(n for n in _git(repo, "ls-tree", "--name-only", "HEAD", prefix).split() if "result_" in n)
+            runs = [_run(_events(_git(repo, "show", f"HEAD:{name}")), benchmark) for name in names]
+            minutes = sorted(r[0] for r in runs)
+            # MLPerf's score: drop the fastest and the slowest run, average the rest.
+            score = statistics.fmean(minutes[1:-1] if len(minutes) > 2 else minutes)
+            constants = runs[0][2]
+            rows.append(
+                {
+                    "round": round_,
+                    "benchmark": benchmark,
+                    "gpu": gpu,
+                    "gpus": gpus,
+                    "system": folder,
+                    "submission_platform": constants.get("submission_platform", ""),
+                    "global_batch": constants.get("global_batch_size", ""),
+                    "seq_len": seq or "",
+                    "runs": len(runs),
+                    "time_to_train_minutes": round(score, 3),
+                    "samples_to_converge": round(statistics.fmean(r[1] for r in runs)),
+                    "source": f"mlcommons/training_results_{round_}:{prefix} (result_*.txt, MLLOG run_start..run_stop)",
+                    "source_date": date,
+                }
+            )
+    out = ROOT / "data" / "mlperf_training.csv"
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{out.relative_to(ROOT)}: {len(rows)} rows", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
