@@ -25,7 +25,7 @@ _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 def check_format(fmt: str) -> str:
     """The format, or one clear line naming the allowed ones."""
     if fmt not in FORMATS:
-        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise InputError(f"must be one of {', '.join(FORMATS)}, got {fmt!r}", field="format")
     return fmt
 
 
@@ -273,4 +273,4 @@ def emit(text: str, output: Path | None) -> None:
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"--output {output}: cannot write ({exc.strerror or exc})") from None
+        raise InputError(f"{output}: cannot write ({exc.strerror or exc})", field="output") from None

@@ -720,8 +720,9 @@ def _estimate(
         reference = _estimate(wl, ref_spec, ref_gpus, precision, None, None, None, None, None, None)
         if reference.throughput is None:
             raise InputError(
-                f"--measured-on {measured_on}: the workload does not fit there ({reference.why_not_fits}), so a "
-                "measurement on it cannot be"
+                f"{measured_on}: the workload does not fit there ({reference.why_not_fits}), so a measurement on it "
+                "cannot be",
+                field="measured_on",
             )
         scale = measured / reference.throughput
         notes.append(

@@ -97,11 +97,11 @@ class Workload:
             if self.stack == "tuned":
                 return (
                     "software: NVIDIA-tuned CNN recipe (DALI input pipeline, channels-last, fused batch norm, CUDA "
-                    "graphs), as in MLPerf; --stack typical for plain PyTorch DDP"
+                    "graphs), as in MLPerf; the typical stack is plain PyTorch DDP"
                 )
             return (
-                "software: PyTorch DDP with NVIDIA DeepLearningExamples-class scripts (--stack tuned: NVIDIA's "
-                "DALI/MLPerf-class recipe)"
+                "software: PyTorch DDP with NVIDIA DeepLearningExamples-class scripts (NVIDIA's DALI/MLPerf-class recipe "
+                "runs faster: stack tuned)"
             )
         if self.stack == "tuned":
             return (

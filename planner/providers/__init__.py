@@ -35,7 +35,7 @@ def provider_class(name: str) -> type[Provider]:
     """The adapter class of ``name``; InputError naming the known providers otherwise."""
     target = REGISTRY.get(name)
     if target is None:
-        raise InputError(f"--provider must be one of {', '.join(REGISTRY)} or all, got {name!r}")
+        raise InputError(f"must be one of {', '.join(REGISTRY)} or all, got {name!r}", field="provider")
     module_name, class_name = target.split(":")
     cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
     return cls
