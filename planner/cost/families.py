@@ -49,6 +49,8 @@ class ModelGrid:
     hours_high: FloatArray
     energy_kwh: FloatArray
     reasons: dict[tuple[int, int], str] = field(default_factory=dict)
+    # Families whose GPU has no calibration data: their times carry a wider band, and the options say so.
+    uncalibrated: npt.NDArray[np.bool_] | None = None
 
 
 @dataclass
@@ -60,6 +62,7 @@ class ConfigEstimate:
     hours_high: float = math.nan
     energy_kwh: float = math.nan
     reason: str | None = None
+    calibrated: bool = True
     # The model's own InputError, when it refused the input rather than the configuration.
     error: InputError | None = None
 
@@ -109,6 +112,7 @@ def estimate_config(
     hours_high = hours * throughput / low_tp if throughput and low_tp else hours
     energy = result.energy_kwh
     return ConfigEstimate(
+        calibrated=bool(result.gpu_calibrated),
         hours=hours,
         hours_low=min(hours_low, hours),
         hours_high=max(hours_high, hours),
@@ -178,6 +182,7 @@ def model_grid(
     shape = (len(fams), max_nodes)
     hours, low, high, energy = (np.full(shape, np.nan) for _ in range(4))
     reasons: dict[tuple[int, int], str] = {}
+    uncalibrated = np.zeros(len(fams), dtype=bool)
     cache: dict[tuple[Any, ...], ConfigEstimate] = {}
     for f in range(len(fams)):
         network = float(fams.network_gbps[f])
@@ -202,6 +207,7 @@ def model_grid(
             else:
                 hours[f, n - 1], low[f, n - 1] = found.hours, found.hours_low
                 high[f, n - 1], energy[f, n - 1] = found.hours_high, found.energy_kwh
+                uncalibrated[f] |= not found.calibrated
     complaints = {c.reason for c in cache.values()}
     input_errors = {c.reason: c.error for c in cache.values() if c.reason and c.error is not None and c.error.field}
     if cache and None not in complaints and len(complaints) == 1:
@@ -209,4 +215,6 @@ def model_grid(
         # The same complaint from every configuration is about the input (e.g. a bad option), not the offerings.
         if only in input_errors:
             raise input_errors[only]
-    return ModelGrid(hours=hours, hours_low=low, hours_high=high, energy_kwh=energy, reasons=reasons)
+    return ModelGrid(
+        hours=hours, hours_low=low, hours_high=high, energy_kwh=energy, reasons=reasons, uncalibrated=uncalibrated
+    )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.catalog.query import stale_prices
 from planner.cost import explain
-from planner.cost.families import Families, families, model_grid
+from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
 from planner.cost.lines import SPOT_BUCKETS, billing_note
 from planner.cost.pareto import pareto_mask
@@ -364,6 +364,7 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
     table, details = _table(
         offers,
         fams,
+        model,
         grid,
         chosen.row,
         chosen.cell,
@@ -394,6 +395,7 @@ def _no_exclusions() -> pd.DataFrame:
 def _table(
     offers: pd.DataFrame,
     fams: Families,
+    model: ModelGrid,
     grid: CostGrid,
     rows: npt.NDArray[np.int64],
     cells: npt.NDArray[np.int64],
@@ -431,6 +433,11 @@ def _table(
         grid.wall_hours[cells],
         spot_warning_hours,
     )
+    if model.uncalibrated is not None and model.uncalibrated[family].any():
+        # An uncalibrated GPU's time is the model's extrapolation: say so where the number stands.
+        unsure = model.uncalibrated[family]
+        prefix = np.where(notes[unsure] == "", "", "; ")
+        notes[unsure] = notes[unsure] + prefix.astype(object) + "GPU not in the calibration data (wider band)"
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),

@@ -100,8 +100,8 @@ class Workload:
                     "graphs), as in MLPerf; the typical stack is plain PyTorch DDP"
                 )
             return (
-                "software: PyTorch DDP with NVIDIA DeepLearningExamples-class scripts (NVIDIA's DALI/MLPerf-class recipe "
-                "runs faster: stack tuned)"
+                "software: PyTorch DDP with NVIDIA DeepLearningExamples-class scripts (NVIDIA's DALI/MLPerf-class "
+                "recipe runs faster: stack tuned)"
             )
         if self.stack == "tuned":
             return (

@@ -31,6 +31,7 @@ class FakeEstimate:
     why_not_fits: str | None
     min_gpus_to_fit: int | None
     energy_kwh: float
+    gpu_calibrated: bool = True
 
 
 class FakeEstimator:

@@ -184,3 +184,18 @@ def test_capacity_readings_filter_the_ranking_and_warn_in_the_headline() -> None
     )
     assert set(only.table["available_now"]) == {"true"}
     assert any("no capacity figure" in note for note in only.notes)
+
+
+def test_options_on_an_uncalibrated_gpu_say_so_in_their_notes() -> None:
+    import dataclasses
+
+    fake = FakeEstimator()
+
+    def estimator(*args: Any, **kwargs: Any) -> Any:
+        answer = fake(*args, **kwargs)
+        return dataclasses.replace(answer, gpu_calibrated=args[1] != "A100-40GB")
+
+    result = rank("llama-3-8b", catalog=small_catalog(), estimator=estimator, tokens=2e9)
+    marked = result.table["notes"].str.contains("GPU not in the calibration data")
+    assert (marked == (result.table["gpu"] == "A100-40GB")).all()
+    assert marked.any()
