@@ -333,7 +333,7 @@ def spot_assumptions(
 
 
 def energy_assumptions() -> list[str]:
-    from planner.cost.energy import node_factor, provider_pue
+    from planner.energy import node_factor, provider_pue
 
     factor = node_factor()
     pue = ", ".join(f"{p} {v:g}" for p, v in provider_pue().items())

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planner.cost import energy, spot
+from planner import energy
+from planner.cost import spot
 from planner.cost.families import Families, ModelGrid
 from planner.cost.lines import SPOT_BUCKETS, billed_hours, billing_steps
 

@@ -281,7 +281,7 @@ def _co2_kg(fams: Families, grid: CostGrid, options: _Options, rows: _Rows, sel:
     import numpy as np
     import pandas as pd
 
-    from planner.cost.energy import carbon_intensities
+    from planner.energy import carbon_intensities
 
     region_names = rows.region_names
     provider_codes, provider_names = pd.factorize(fams.provider)

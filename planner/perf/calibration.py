@@ -165,8 +165,6 @@ PRIORS: dict[str, Any] = {
         "dp_hop_latency_s": 2.5e-6,
         "host_layer_s": 1.5e-3,
     },
-    # Average board power as a fraction of TDP when idle-waiting and when computing (nvidia-smi practice).
-    "power": {"idle_fraction": 0.3, "busy_fraction": 0.85},
     "band": {"cnn": [0.15, 0.15], "transformer": [0.2, 0.2]},
     "calibrated_architectures": [],
     # Typical network per 8-GPU node: p3dn 100, p4d 400, p5/p6 3200 Gbps; PCIe-card instances about 100.

@@ -19,6 +19,7 @@ from typing import Any
 from planner import checks
 from planner._data import data_dir
 from planner.catalog.schema import INTERCONNECTS
+from planner.energy import node_factor
 from planner.errors import InputError
 from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, lookup, resolve_gpu
 from planner.perf.options import ModelOptions
@@ -732,7 +733,6 @@ def _estimate(
     units_per_s *= scale
     mfu *= scale
     step = timing.step_s / scale
-    busy = min(1.0, timing.compute_s / timing.step_s * min(1.0, scale))
     params = perf_params()
     band = params["band"]["cnn" if not wl.is_transformer else "transformer"]
     low, high = float(band[0]), float(band[1])
@@ -770,9 +770,10 @@ def _estimate(
         )
     work = wl.total_work()
     hours = work / units_per_s / 3600.0
-    power = perf_params()["power"]
-    utilisation = power["idle_fraction"] + (power["busy_fraction"] - power["idle_fraction"]) * busy
-    energy = spec.tdp_w * gpus * utilisation * hours / 1000.0
+    # Node energy at the wall, the one definition ranking uses too (planner.energy): GPUs x TDP x the node factor
+    # measured on MLPerf Training nodes, which already counts CPUs, memory, network and fans at training load.
+    factor = node_factor().expected
+    energy = spec.tdp_w * gpus * factor * hours / 1000.0
     usable_gib = _usable_bytes(spec) / GIB
     why: str | None = None
     min_gpus: int | None = None
@@ -803,7 +804,8 @@ def _estimate(
         f"{nodes} node(s) of {per_node} GPUs, {link} inside a node"
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
         "throughput from dense peak x fitted efficiency and HBM bandwidth (data/perf_params.json)",
-        f"energy = TDP {spec.tdp_w:g} W x {utilisation:.0%} average draw x time",
+        f"energy at the node's wall = GPUs x TDP {spec.tdp_w:g} W x node factor {factor:.2f} (measured MLPerf "
+        "Training nodes, data/node_power.csv) x time; a cloud's PUE comes on top (rank)",
         *notes,
     ]
     ran = choice.fits

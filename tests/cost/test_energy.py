@@ -13,7 +13,7 @@ from factories import make_offer
 from cost.fakes import FakeEstimator, small_catalog
 from planner._data import data_dir
 from planner.api import rank
-from planner.cost import energy
+from planner import energy
 
 
 def test_node_factor_is_fitted_on_the_measured_nodes() -> None:
@@ -77,3 +77,18 @@ def test_by_co2_puts_the_cleanest_grid_first() -> None:
     ratio = by_co2.table.iloc[1]["co2_kg"] / by_co2.table.iloc[0]["co2_kg"]
     assert ratio == pytest.approx(575.77 / 39.32)
     assert "ordered by expected kgCO2e per run, then cost" in by_co2.assumptions
+
+
+def test_estimate_and_rank_count_energy_the_same_way() -> None:
+    """One definition: estimate gives node energy at the wall; rank multiplies it by the provider's PUE."""
+    from factories import make_offer
+
+    from planner.api import estimate, rank
+    from planner.energy import provider_pue
+
+    one = estimate("llama-3-8b", "H100-SXM", 8, tokens=2e9, interconnect="nvswitch", network_gbps=3200)
+    catalog = pd.DataFrame([make_offer()])
+    result = rank("llama-3-8b", catalog=catalog, tokens=2e9, pricing="on-demand", startup_overhead_hours=0.0)
+    option = result.table.iloc[0]
+    per_hour = option["energy_kwh"] / option["time_to_solution_hours"]
+    assert per_hour == pytest.approx(one.energy_kwh / one.time_to_solution_hours * provider_pue()["aws"], rel=0.02)

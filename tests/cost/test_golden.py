@@ -67,7 +67,7 @@ def test_golden_ranking_by_hand() -> None:
     writes = training / interval * checkpoint
     assert best["p_no_interruption"] == pytest.approx(math.exp(-hazard * (training + writes)))
     # Energy: 8 x 700 W x the fitted node factor x AWS PUE 1.135 over the held hours; us-east-1 at 379.07 g/kWh.
-    from planner.cost.energy import node_factor
+    from planner.energy import node_factor
 
     energy = 8 * 0.7 * node_factor().expected * 1.135 * exposed
     assert best["energy_kwh"] == pytest.approx(energy)
