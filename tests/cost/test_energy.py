@@ -11,9 +11,9 @@ import pytest
 from factories import make_offer
 
 from cost.fakes import FakeEstimator, small_catalog
+from planner import energy
 from planner._data import data_dir
 from planner.api import rank
-from planner import energy
 
 
 def test_node_factor_is_fitted_on_the_measured_nodes() -> None:
