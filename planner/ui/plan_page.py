@@ -269,7 +269,11 @@ def render_plan_page() -> None:
     except PlannerError as exc:
         st.error(str(exc))
         return
-    for message in result.notes:
+    # Stale-price warnings go in one box (the provider ages are in the caption above); other notes as captions.
+    stale = [m.removeprefix("warning: ") for m in result.notes if m.startswith("warning: ")]
+    if stale:
+        st.warning(markdown_text("; ".join(stale)))
+    for message in (m for m in result.notes if not m.startswith("warning: ")):
         st.caption(markdown_text(message))
     _answer(result, form)
     if len(result.excluded):
