@@ -128,6 +128,8 @@ class RankResult:
                 ]
                 then = f"; the best that may have capacity is #{int(others.iloc[0]['rank'])}" if len(others) else ""
                 text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
+            if "GPU not in the calibration data" in str(row.get("notes") or ""):
+                text += "; GPU not in the calibration data (wider band)"
             if row.get("price_stale"):
                 text += f"; prices as of {str(row['price_as_of'])[:10]} (stale)"
             lines.append(text)

@@ -29,10 +29,12 @@ def _freshness(status: pd.DataFrame) -> None:
     st.subheader("Price age per provider")
     rows = report.records(status)
     for col, row in zip(st.columns(max(1, len(rows))), rows, strict=False):
+        stale = " (stale)" if row.get("stale") else ""
         col.metric(
-            f"{row['provider']} ({row['kind']})",
-            report.age_text(float(row["age_hours"])) + " old",
-            help=f"prices as of {row['as_of']}; {row['rows']} offerings; source: {row['source']}",
+            f"{row['provider']} ({row['kind']}){stale}",
+            f"{float(row['age_hours']) / 24:,.0f} days",
+            help=f"{report.age_text(float(row['age_hours']))} old: prices as of {row['as_of']}; "
+            f"{row['rows']} offerings; source: {row['source']}",
         )
     with st.expander("Catalog snapshots"):
         st.dataframe(status, hide_index=True)

@@ -200,7 +200,7 @@ def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: P
     assert set(status["provider"]) == {"aws", "gcp", "azure"}
     ages = {m.label: m.value for m in app.metric}
     assert set(ages) == {"aws (live)", "gcp (live)", "azure (live)"}
-    assert all(value.endswith(" old") for value in ages.values())
+    assert all(value.endswith(" days") for value in ages.values())
     offers = next(f for f in frames if "instance_type" in f.columns)
     assert {"p5.48xlarge", "g2-standard-8"} <= set(offers["instance_type"])
     assert app.get("vega_lite_chart")  # type: ignore[attr-defined]
