@@ -66,6 +66,7 @@ class Upstream:
 # The reference commit dates are unknown (SOURCES.md). Lower bounds, documented in data/catalog/README.md:
 # the v9 catalog schema was created on 2026-07-09 (skypilot-org/skypilot-catalog#185), so its prices are no
 # older; v6 was copied to v7 on 2025-04-28 (skypilot-catalog#116) and the v6 Azure file has not changed since.
+AZURE_ALL_REGIONS_FILE = "azure_gpu_vms_all_regions.csv"
 UPSTREAMS: dict[str, Upstream] = {
     "aws": Upstream(
         files=("aws_gpu_vms.csv", "aws_gpu_vms_extra.csv", "aws_spot_advisor_gpu.csv"),
@@ -82,11 +83,16 @@ UPSTREAMS: dict[str, Upstream] = {
         price_source="skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 (Cloud Billing SKUs; as_of approximate)",
         as_of="2026-07-09T00:00:00+00:00",
     ),
+    # Every region, from data/catalog/sources/azure_gpu_vms_all_regions.csv (scripts/import_azure_catalog.py);
+    # the date is that of the upstream commit, which rewrote the file from the API that day.
     "azure": Upstream(
-        files=("azure_gpu_vms.csv",),
-        origin="skypilot-catalog catalogs/v6/azure/vms.csv @098741e7",
-        price_source="skypilot-catalog v6 azure/vms.csv @098741e7 (Azure Retail Prices API; as_of approximate)",
-        as_of="2025-04-28T00:00:00+00:00",
+        files=(AZURE_ALL_REGIONS_FILE,),
+        origin="anycloud-sh/catalog azure/vms.csv @62ff0a98 (2026-05-20)",
+        price_source=(
+            "anycloud-sh/catalog azure/vms.csv @62ff0a98 (SkyPilot-format copy of the Azure Retail Prices API, "
+            "Linux pay-as-you-go and Spot meters)"
+        ),
+        as_of="2026-05-20T04:50:10+00:00",
     ),
 }
 
@@ -346,21 +352,26 @@ def _apply_list_prices(rows: list[dict[str, Any]], prices: dict[tuple[str, str],
 
 
 # -- Azure ----------------------------------------------------------------------------------------------
-def _azure_rows(reference: Path) -> list[dict[str, Any]]:
-    """One row per size x region. Azure sells one GPU per size family, so the size names the GPU."""
+def _azure_rows(folder: Path) -> list[dict[str, Any]]:
+    """One row per size x region. Azure sells one GPU per size family, so the size names the GPU.
+
+    Prices come from ``folder``'s all-region table; GPU count, vCPUs and memory from ``azure_sizes.csv``.
+    """
+    sizes = {ref["size"]: ref for ref in _read_csv(folder / "azure_sizes.csv")}
     rows = []
-    for ref in _read_csv(reference / "azure_gpu_vms.csv"):
-        row = _base_row("azure", ref["InstanceType"], ref["Region"], "")
+    for ref in _read_csv(folder / AZURE_ALL_REGIONS_FILE):
+        spec = sizes[ref["size"]]
+        row = _base_row("azure", ref["size"], ref["region"], "")
         row.update(
             # Azure's bare names ('V100', 'H100') hide the variant (NCv3 is PCIe, NC H100 v5 is NVL); the
             # size name resolves exactly through data/gpu_aliases.csv.
-            gpu=ref["InstanceType"],
-            gpu_count=_price(ref["AcceleratorCount"]),
+            gpu=ref["size"],
+            gpu_count=float(spec["gpu_count"]),
             gpu_memory_gib=None,
-            vcpus=int(float(ref["vCPUs"])),
-            ram_gib=float(ref["MemoryGiB"]),
-            price_usd_per_hour=_price(ref["Price"]),
-            spot_price_usd_per_hour=_price(ref["SpotPrice"]),
+            vcpus=int(spec["vcpus"]),
+            ram_gib=float(spec["ram_gib"]),
+            price_usd_per_hour=_price(ref["price_usd_per_hour"]),
+            spot_price_usd_per_hour=_price(ref["spot_price_usd_per_hour"]),
         )
         rows.append(row)
     return rows
@@ -499,7 +510,7 @@ def build(reference: Path, azure_dump: Path | None = None, azure_as_of: str | No
         azure_rows, bad = azure_rows_from_dump(azure_dump, upstreams["azure"])
         left_out.extend(bad)
     else:
-        azure_rows = _azure_rows(reference)
+        azure_rows = _azure_rows(SOURCES)
     raw = {"aws": _aws_rows(reference), "gcp": gcp_rows, "azure": azure_rows}
     out: dict[str, list[dict[str, Any]]] = {}
     for provider in UPSTREAMS:

@@ -72,6 +72,10 @@ REQUIRED_FAMILIES = {
         "NDm A100 v4",
         "ND H100 v5",
         "NC H100 v5",
+        "NCC H100 v5",
+        "ND H200 v5",
+        "ND MI300X v5",
+        "ND GB200 v6",
     },
     "lambda": {"1x H100 SXM", "H100 SXM", "8x A100 80GB", "1x GH200", "B200", "A6000", "1x A10"},
     "paperspace": {"H100x1", "H100x8", "L40S", "MI300X", "MI300Xx8"},
@@ -83,7 +87,7 @@ HYPERSCALERS = ("aws", "gcp", "azure")
 UNPRICED_FAMILIES = {
     "aws": {"g7", "p6e-gb200"},
     "gcp": {"a4x"},
-    "azure": {"ND H200 v5", "ND MI300X v5", "ND GB200 v6"},
+    "azure": set(),
     "lambda": set(),
     "paperspace": set(),
 }
@@ -279,7 +283,7 @@ def test_every_family_reaches_six_regions_where_the_reference_has_them() -> None
             regions[(provider, facts.family)].add(row["region"])
     thin = {key: len(found) for key, found in regions.items() if len(found) < MIN_REGIONS_PER_CLOUD}
     # Families the reference sells in fewer regions: AWS p3dn/p4de/p6, g7e (4 of the 7 regions copied),
-    # the Azure ND and NC H100 sizes, GCP a2-megagpu/a2-ultragpu and the N1 hosts (5 regions copied).
+    # Azure ND A100 v4 (5) and NCC H100 v5 (4), GCP a2-megagpu/a2-ultragpu and the N1 hosts (5 regions copied).
     expected_thin = {
         ("aws", "g7e"),
         ("aws", "p3dn"),
@@ -290,11 +294,7 @@ def test_every_family_reaches_six_regions_where_the_reference_has_them() -> None
         ("gcp", "a2-ultragpu"),
         ("gcp", "n1+T4"),
         ("gcp", "n1+V100"),
-        ("azure", "NDv2"),
         ("azure", "ND A100 v4"),
-        ("azure", "NDm A100 v4"),
-        ("azure", "ND H100 v5"),
-        ("azure", "NC H100 v5"),
         ("azure", "NCC H100 v5"),
     }
     assert set(thin) <= expected_thin
