@@ -8,7 +8,9 @@ Reads the bundle through planner.load_catalog (what users get) and compares it w
      against the Cyclenerd list where it has the shape.
   2. AWS spot: the bundle's spot discount (1 - spot / on-demand) against the AWS Spot Advisor's savings
      figure for the same type and region (feed of 2025-06-28), in percentage points.
-  3. Single figures recorded by hand with their source (data/catalog/sources/price_spot_checks.csv).
+  3. Figures recorded with their source (data/catalog/sources/price_spot_checks.csv): single figures, and Azure
+     Retail Prices API items of 2026-08-22 for four EU regions (andy-diericks/azure-pricing-radar @cf741f25),
+     on-demand and Spot apart.
 Prints every check with its source and date, the differences, and a summary. No network.
 """
 
@@ -161,11 +163,20 @@ def aws_spot_checks(bundle: pd.DataFrame) -> list[Check]:
     ]
 
 
-def recorded_checks(bundle: pd.DataFrame) -> list[Check]:
-    """Single figures recorded with their source in data/catalog/sources/price_spot_checks.csv."""
+def recorded_checks(bundle: pd.DataFrame, group: str = "single") -> list[Check]:
+    """Figures recorded with their source in data/catalog/sources/price_spot_checks.csv.
+
+    ``group`` picks the single figures ("single"), or the Azure Retail Prices API items' on-demand ("azure") or
+    Spot ("azure-spot") prices.
+    """
     checks = []
     with (SOURCES / "price_spot_checks.csv").open(newline="", encoding="utf-8") as handle:
         for ref in csv.DictReader(handle):
+            retail_item = ref["source"].startswith("Azure Retail Prices API item")
+            spot = ref["column"] == "spot_price_usd_per_hour"
+            kind = ("azure-spot" if spot else "azure") if retail_item else "single"
+            if kind != group:
+                continue
             rows = bundle[
                 (bundle["provider"] == ref["provider"])
                 & (bundle["instance_type"] == ref["instance_type"])
@@ -205,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         "Google Cloud on-demand vs the other source": gcp_checks(bundle),
         "AWS spot discount vs Spot Advisor savings": aws_spot_checks(bundle),
         "recorded single figures": recorded_checks(bundle),
+        "Azure on-demand vs Retail Prices API items (EU, 2026-08-22)": recorded_checks(bundle, "azure"),
+        "Azure Spot vs Retail Prices API items (EU, 2026-08-22)": recorded_checks(bundle, "azure-spot"),
     }
     total = 0
     for name, checks in groups.items():
@@ -219,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"spot checks with a bundled figure and a second source: {total}")
     if not (REFERENCE / "SOURCES.md").is_file():
         print("note: ../shared/reference/catalog is absent, so the SkyPilot and Spot Advisor checks were skipped")
-    print("AWS on-demand and Azure: no second independent source offline beyond the recorded figures above")
+    print("AWS on-demand: no second independent source offline beyond the recorded figures above")
     return 0
 
 

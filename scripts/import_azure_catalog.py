@@ -5,8 +5,8 @@ AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice, Region, Generatio
 region, priced from the Azure Retail Prices API's Linux pay-as-you-go and Spot meters. The bundle uses the copy
 kept by anycloud-sh/catalog (every region). Only the GPU sizes of ``data/catalog/sources/azure_sizes.csv`` are
 kept, and a row whose GPU count, vCPUs or memory disagrees with that table stops the import: the output is our
-own table with a source and date on every row. Upstream's quirks (a Spot price equal to the pay-as-you-go one
-where a size has no Spot meter) stay in it and are corrected through ``data/corrections.csv``.
+own table with a source and date on every row. Upstream's quirks (a Spot price equal to the pay-as-you-go one,
+as for ND H200 v5) stay in it and are corrected through ``data/corrections.csv``.
 
     .venv/bin/python scripts/import_azure_catalog.py VMS_CSV --repo OWNER/NAME --commit SHA --date YYYY-MM-DD
 """

@@ -157,7 +157,7 @@ def test_gcp_dws_price_taken_for_on_demand_is_missing(instance_type: str, gpu: s
     assert kept["price_usd_per_hour"] == pytest.approx(9.46006 + 78.37241)
 
 
-# Azure sizes: SkyPilot-format catalogs fill a missing Spot meter with the on-demand price (H100, H200, GB200).
+# Azure sizes: a Spot price equal to pay-as-you-go is no spot offer (SkyPilot's filled-in H100, H200 Spot meters).
 def test_azure_spot_equal_to_on_demand_is_missing() -> None:
     filled = make_row(
         instance_type="Standard_NC40ads_H100_v5",
@@ -176,7 +176,7 @@ def test_azure_spot_equal_to_on_demand_is_missing() -> None:
     assert h100 and all(r["spot_price_usd_per_hour"] != r["price_usd_per_hour"] for r in h100)
     assert any(r["spot_price_usd_per_hour"] for r in h100)  # the confidential size has a real spot price
     h200 = [r for r in bundled("azure") if "H200" in r["instance_type"]]
-    assert h200 and not any(r["spot_price_usd_per_hour"] for r in h200)  # no H200 Spot meter upstream
+    assert h200 and not any(r["spot_price_usd_per_hour"] for r in h200)  # Spot meters at the full price
 
 
 # GCP H100: upstream's spot above on-demand marked a wrong on-demand price; the bundle build now fails on it.
