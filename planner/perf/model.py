@@ -515,7 +515,12 @@ def _micro_batches(wl: Workload, dp: int, wanted: int) -> list[int]:
             sizes.append(sizes[-1] // 2 if sizes[-1] & (sizes[-1] - 1) == 0 else 1 << (sizes[-1].bit_length() - 1))
         return sizes
     share = max(1, wl.global_batch // dp)
-    return [m for m in range(min(wanted, share), 0, -1) if share % m == 0]
+    sizes = [m for m in range(min(wanted, share), 0, -1) if share % m == 0]
+    if share > wanted and sizes[0] * 2 <= wanted:
+        # A share with no divisor near ``wanted`` (172 = 4 x 43 against 42) would otherwise run as 43 launch-bound
+        # micro-batches of 4: try the next divisor up first (Lambda's BERT runs its 172 sequences in one pass).
+        sizes.insert(0, min(m for m in range(wanted + 1, share + 1) if share % m == 0))
+    return sizes
 
 
 def _fit_micro_batch(wl: Workload, spec: GpuSpec, precision: str, plan: Plan, wanted: int) -> tuple[int, float]:

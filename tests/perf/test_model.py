@@ -256,3 +256,14 @@ def test_the_amount_of_work_is_named_in_the_workloads_own_unit(workload: str, al
             call()
         assert caught.value.field == alias
         assert "counts its work in" in str(caught.value)
+
+
+def test_a_global_batch_without_a_divisor_near_the_default_micro_batch_runs_in_large_micro_batches() -> None:
+    # 172 = 4 x 43: the divisors below the default micro-batch (42 sequences of 384 tokens) stop at 4, which would
+    # run 43 launch-bound micro-batches; Lambda's BERT-base runs the 172 in one pass on an 80 GB A100.
+    result = estimate("bert-base", "A100-80GB", 1, "tf32", seq_len=384, global_batch=172)
+    assert result.parallelism["micro_batch"] >= 43
+    assert result.parallelism["global_batch"] == 172
+    small = estimate("bert-base", "A100-80GB", 1, "tf32", seq_len=384, global_batch=168)
+    assert result.throughput_per_gpu is not None and small.throughput_per_gpu is not None
+    assert result.throughput_per_gpu > 0.8 * small.throughput_per_gpu
