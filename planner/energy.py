@@ -63,6 +63,11 @@ def _carbon_table() -> dict[tuple[str, str], float]:
         return {(row["provider"], row["region"]): float(row["grid_gco2e_per_kwh"]) for row in csv.DictReader(handle)}
 
 
+def carbon_providers() -> set[str]:
+    """The providers the carbon table has figures for."""
+    return {provider for provider, _ in _carbon_table()}
+
+
 def carbon_intensity(provider: str, region: str) -> tuple[float, bool]:
     """Grid gCO2e per kWh of a region, and whether it is the region's own figure (False: the provider's average)."""
     table = _carbon_table()

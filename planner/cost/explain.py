@@ -333,14 +333,21 @@ def spot_assumptions(
 
 
 def energy_assumptions() -> list[str]:
-    from planner.energy import node_factor, provider_pue
+    from planner.catalog.schema import PROVIDERS
+    from planner.energy import FALLBACK_PUE, carbon_providers, node_factor, provider_pue
 
     factor = node_factor()
-    pue = ", ".join(f"{p} {v:g}" for p, v in provider_pue().items())
+    published = provider_pue()
+    pue = ", ".join(f"{p} {v:g}" for p, v in published.items())
+    others = [p for p in PROVIDERS if p not in published]
+    if others:
+        pue += f"; {', '.join(others)} {FALLBACK_PUE:g}, no published figure: the highest of these"
+    no_carbon = [p for p in PROVIDERS if p not in carbon_providers()]
     return [
         f"energy = GPUs x TDP x node factor {factor.expected:.2f} ({factor.low:.2f}-{factor.high:.2f}, fitted on "
         f"{factor.points} measured 8-GPU nodes, mostly MLPerf Training power results) x PUE ({pue}) x hours the "
         "nodes are held",
         "co2_kg = energy x the region's grid carbon intensity (Google region-carbon-info 2024 for Google Cloud; "
-        "Cloud Carbon Footprint factors for AWS and Azure; the provider's average where a region is missing)",
+        "Cloud Carbon Footprint factors for AWS and Azure; the provider's average where a region is missing)"
+        + (f"; none for {', '.join(no_carbon)} (no per-region figure), so co2_kg is empty there" if no_carbon else ""),
     ]

@@ -57,7 +57,11 @@ def billing_text() -> str:
     by_rule: dict[str, list[str]] = {}
     for provider in BILLING_SECONDS:
         by_rule.setdefault(billing_note(provider), []).append(PROVIDER_NAMES.get(provider, provider))
-    return "; ".join(f"{' and '.join(names)} {rule}" for rule, names in by_rule.items())
+
+    def listed(names: list[str]) -> str:
+        return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+    return "; ".join(f"{listed(names)} {rule}" for rule, names in by_rule.items())
 
 
 # Interruption labels providers publish (AWS Spot Advisor buckets, Azure eviction-rate bands), from
