@@ -129,6 +129,8 @@ def _render(
         text = report.to_csv(table)
     elif fmt == "json":
         text = report.to_json(_payload(result, table))
+    elif len(table) == 0:
+        return  # an empty table says nothing: the reason follows on stderr ("no option: ...")
     else:
         shown = report.with_gpu_label(table)
         text = report.render_table(shown, title=title, columns=[c for c in view if c in shown.columns], fit=not wide)
