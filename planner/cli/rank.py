@@ -314,9 +314,12 @@ def compare(
         **extra,
     )
     wide_view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
-    # A choice without an option says why in its notes, so compare's compact view keeps them.
-    view = wide_view if wide else ("choice", *COMPACT_VIEW, "notes")
-    _render(result, result.table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
+    # A choice without an option says why; the compact view shows only that (the options' own notes are --wide's).
+    table = result.table
+    if fmt == "table" and not wide:
+        table = table.assign(why=table["notes"].where(table["rank"].isna(), ""))
+    view = wide_view if wide else ("choice", *COMPACT_VIEW, "why")
+    _render(result, table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
     _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide)
 
 
