@@ -112,6 +112,22 @@ class Plan:
         """Ranks that hold the same weights and reduce gradients together: data x context parallel."""
         return self.dp * self.cp
 
+    def batched(self, micro_batch: int, global_batch: int) -> Plan:
+        """This layout with another micro-batch and global batch. The layout search tries thousands of these per
+        ranking; positional construction costs a third of ``dataclasses.replace``."""
+        return Plan(
+            self.tp,
+            self.pp,
+            self.dp,
+            self.sharded,
+            self.recompute,
+            micro_batch,
+            global_batch,
+            self.cp,
+            self.vp,
+            self.zero1,
+        )
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -528,7 +544,7 @@ def _fit_micro_batch(wl: Workload, spec: GpuSpec, precision: str, plan: Plan, wa
     usable = _usable_bytes(spec)
     need = 0.0
     for micro in _micro_batches(wl, plan.dp, wanted):
-        trial = replace(plan, micro_batch=micro, global_batch=_global_batch(wl, plan.dp, micro))
+        trial = plan.batched(micro, _global_batch(wl, plan.dp, micro))
         need = _memory_bytes(wl, precision, trial)
         if need <= usable:
             return micro, need
@@ -578,16 +594,16 @@ def _choose(
             # Replicated already fits whole: a distributed optimizer moves the same bytes and would time the same.
             continue
         dp = template.dp
-        base = replace(template, micro_batch=wanted, global_batch=_global_batch(wl, dp, wanted))
+        base = template.batched(wanted, _global_batch(wl, dp, wanted))
         micro, need = _fit_micro_batch(wl, spec, precision, base, wanted)
         if micro == 0:
             if smallest is None or need < smallest[0]:
-                smallest = (need, replace(template, micro_batch=1, global_batch=_global_batch(wl, dp, 1)))
+                smallest = (need, template.batched(1, _global_batch(wl, dp, 1)))
             continue
         if not template.recompute and micro == _micro_batches(wl, dp, wanted)[0]:
             # Recomputation only buys memory: with the full micro-batch already fitting it is pure cost.
             skip_recompute.add(mode)
-        plan = replace(template, micro_batch=micro, global_batch=_global_batch(wl, dp, micro))
+        plan = template.batched(micro, _global_batch(wl, dp, micro))
         timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
         rate = timing.samples_per_step / timing.step_s
         if best is None or rate > best[0] * 1.0001:
@@ -614,7 +630,7 @@ def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node:
         per_node = min(count, gpus_per_node)
         for template in _candidate_plans(wl, count, per_node):
             if template.recompute or not wl.is_transformer:
-                plan = replace(template, micro_batch=1, global_batch=_global_batch(wl, template.dp, 1))
+                plan = template.batched(1, _global_batch(wl, template.dp, 1))
                 if _memory_bytes(wl, precision, plan) <= usable:
                     return count
         count *= 2
