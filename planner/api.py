@@ -321,6 +321,10 @@ def rank(
     fields, rest = split_options(options)
     if request is None:
         request, rest = RankRequest.from_options(rest)
+    else:
+        twice = sorted(set(rest) & {*RankRequest.field_names(), "measured", "measured_on", "efficiency"})
+        if twice:
+            raise InputError("is given both here and in request=; set it in the request only", field=twice[0])
     _refuse_unknown(rest, ("workload fields", *RankRequest.field_names(), "measured", "measured_on", "efficiency"))
     job = resolve_workload(workload, **fields)
     frame = _load(catalog, store, derived=False)

@@ -90,3 +90,17 @@ def test_library_bad_input_names_the_field_never_a_flag(call: Any, field: str) -
     assert message.startswith(f"{field} ") and "\n" not in message
     assert "--" not in message, "a CLI flag leaked into a library message"
     assert caught.value.exit_code == 2
+
+
+def test_an_unknown_gpu_in_the_users_measurement_is_bad_input_everywhere(cli: CliRun) -> None:
+    code, _out, err = cli("rank", "-w", "llama-3-8b", "--measured", "1000", "--measured-on", "X200")
+    assert code == 2 and err.startswith("error: --measured-on ") and err.count("\n") == 1, err
+    with pytest.raises(InputError) as caught:
+        planner.rank("llama-3-8b", tokens=1e9, measured=1000.0, measured_on="X200")
+    assert caught.value.field == "measured_on"
+
+
+def test_a_field_given_twice_names_it() -> None:
+    with pytest.raises(InputError) as caught:
+        planner.rank("llama-3-8b", tokens=1e9, request=planner.RankRequest(top=3), top=5)
+    assert caught.value.field == "top" and "request" in str(caught.value)

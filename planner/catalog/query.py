@@ -124,6 +124,8 @@ def _describe(spec: OfferFilter) -> str:
     ):
         if value is not None:
             parts.append(f"{name} {sign} {value:g}")
+    if spec.available_only:
+        parts.append("available_only (a capacity reading of true: only Lambda reports one, on a live refresh)")
     return "; ".join(parts)
 
 

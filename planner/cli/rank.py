@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from planner import checks
+from planner.catalog.schema import PROVIDERS
 from planner.cli.workload_opts import (
     BatchPerGpuOpt,
     EfficiencyOpt,
@@ -43,7 +44,7 @@ OutputOpt = Annotated[
 ]
 DeadlineOpt = Annotated[float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")]
 BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Spend at most this many USD per run.")]
-ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", "-p", help="aws, gcp or azure; repeatable.")]
+ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", "-p", help=f"{', '.join(PROVIDERS)}; repeatable.")]
 RegionOpt = Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")]
 PricingOpt = Annotated[str, typer.Option("--pricing", help="both, on-demand or spot.")]
 MaxNodesOpt = Annotated[int, typer.Option("--max-nodes", help="Consider 1 to this many instances joined by network.")]
@@ -150,7 +151,8 @@ def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool)
             reasons = result.excluded.drop_duplicates(["provider", "instance_type", "reason"])
             families = reasons["instance_type"].nunique()
             note(f"left out: {families} instance types ({len(reasons)} reasons; --format json lists them)")
-        note(f"prices as of {result.catalog_as_of}")
+        if result.catalog_as_of:
+            note(f"prices as of {result.catalog_as_of}")
         for line in result.assumptions:
             note(f"- {line}")
     if result.empty:

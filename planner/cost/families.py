@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
 
+# Fields of the user's evidence (planner.perf.options.ModelOptions): an error about one is an error of the input.
+USER_EVIDENCE = ("measured", "measured_on", "efficiency")
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -96,6 +99,8 @@ def estimate_config(
             **options,
         )
     except InputError as exc:
+        if exc.field in USER_EVIDENCE:
+            raise  # about the user's own measurement, not this configuration: the same everywhere
         return ConfigEstimate(reason=str(exc), error=exc)
     if not result.fits_in_memory:
         why, needed = result.why_not_fits, result.min_gpus_to_fit

@@ -20,7 +20,7 @@ from planner import checks
 from planner._data import data_dir
 from planner.catalog.schema import INTERCONNECTS
 from planner.energy import node_factor
-from planner.errors import InputError
+from planner.errors import InputError, UnknownGpuError
 from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, lookup, resolve_gpu
 from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload
@@ -700,7 +700,11 @@ def _parse_measured_on(text: str) -> tuple[GpuSpec, int]:
         ) from None
     if gpus <= 0:
         raise InputError(f"needs a positive GPU count, got {text!r}", field="measured_on")
-    return resolve_gpu(name), gpus
+    try:
+        return resolve_gpu(name), gpus
+    except UnknownGpuError as exc:
+        # The same for every configuration ranked: an input error, raised rather than listed per offering.
+        raise InputError(f"names {exc}", field="measured_on") from None
 
 
 @lru_cache(maxsize=4096)
