@@ -17,6 +17,35 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.text import Text
 
+# The table view of `offers`: what fits a terminal, and with --wide the rest (CSV and JSON carry every column).
+OFFER_TABLE_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gib",
+    "price_usd_per_hour",
+    "spot_price_usd_per_hour",
+)
+OFFER_WIDE_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "ram_gib",
+    "interconnect",
+    "network_gbps",
+    "price_usd_per_hour",
+    "spot_price_usd_per_hour",
+    "spot_interruption",
+    "availability",
+    "as_of",
+)
+
 FORMATS = ("table", "csv", "json")
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

@@ -11,40 +11,13 @@ import typer
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
 from planner.cli.rank import MaxAgeOpt
+from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
 OutputOpt = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write the data to this file instead of stdout.")
 ]
 
-# The table view of `offers`: what fits a terminal, and with --wide the rest (CSV and JSON carry every column).
-OFFER_TABLE_COLUMNS = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu",
-    "gpu_count",
-    "gpu_memory_gib",
-    "price_usd_per_hour",
-    "spot_price_usd_per_hour",
-)
-OFFER_WIDE_COLUMNS = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu",
-    "gpu_count",
-    "gpu_memory_gib",
-    "vcpus",
-    "ram_gib",
-    "interconnect",
-    "network_gbps",
-    "price_usd_per_hour",
-    "spot_price_usd_per_hour",
-    "spot_interruption",
-    "availability",
-    "as_of",
-)
 WideOpt = Annotated[bool, typer.Option("--wide", help="Table: every column (vCPUs, RAM, network, interruptions).")]
 
 

@@ -9,19 +9,8 @@ import streamlit as st
 from planner import api, report
 from planner.ui.cache import cached_catalog, cached_history, cached_status
 
-OFFER_COLUMNS = [
-    "provider",
-    "region",
-    "instance_type",
-    "gpu",
-    "gpu_count",
-    "gpu_memory_gib",
-    "price_usd_per_hour",
-    "spot_price_usd_per_hour",
-    "spot_interruption",
-    "availability",
-    "as_of",
-]
+# The compact offers view (planner.report), plus what a buyer checks next.
+OFFER_COLUMNS = [*report.OFFER_TABLE_COLUMNS, "spot_interruption", "availability", "as_of"]
 
 
 def _freshness(status: pd.DataFrame) -> None:
