@@ -317,8 +317,8 @@ def main() -> None:
     # (another software stack) and leave-one-GPU-out. The widening for a GPU without calibration data is how much
     # wider the leave-one-GPU-out errors of transformers run than their band.
     start = calibration.fold_params(params, params)
-    _layout, by_gpu = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.gpu.id, start)
-    _layout, by_source = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.source_name, start)
+    by_gpu = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.gpu.id, start).through
+    by_source = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.source_name, start).through
     jobs = calibration.fastest_layout_per_job(rows)
     held_gpu = {i: by_gpu[i] for i in jobs if i in by_gpu}
     held_source = {i: by_source[i] for i in jobs if i in by_source}

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from planner.perf.options import ModelOptions
-from planner.perf.workloads import USER_FIELDS, Workload, resolve_workload, workload_names
+from planner.perf.workloads import RECOMPUTE_HELP, USER_FIELDS, Workload, resolve_workload, workload_names
 
 WorkloadOpt = Annotated[
     str,
@@ -42,6 +42,7 @@ StackOpt = Annotated[
         help="typical (PyTorch FSDP/DeepSpeed; the default) or tuned (NVIDIA Megatron-Core/NeMo recipes).",
     ),
 ]
+RecomputeOpt = Annotated[str | None, typer.Option("--recompute", help=RECOMPUTE_HELP)]
 BatchPerGpuOpt = Annotated[int | None, typer.Option("--batch-per-gpu", help="Micro-batch per GPU (samples).")]
 GlobalBatchOpt = Annotated[int | None, typer.Option("--global-batch", help="Global batch (samples per step).")]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]

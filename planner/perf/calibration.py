@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from planner._data import data_dir
 from planner.hardware import PRECISIONS, GpuSpec, gpu_table, resolve_gpu
@@ -470,22 +470,31 @@ class Predicted:
         return self.low <= measured <= self.high
 
 
-def user_workload(row: Benchmark) -> Workload:
-    """The job as a user types it: the preset (CNNs) or the model's shape, sequence length, training mode and
-    software stack, with the global batch the source states; never the micro-batch or the layout."""
+def user_workload(row: Benchmark, *, source_recompute: bool = True) -> Workload:
+    """The job as a user types it: the preset (CNNs) or the model's shape, sequence length, training mode,
+    software stack and activation checkpointing, with the global batch the source states; never the micro-batch or
+    the layout. ``source_recompute=False`` leaves checkpointing to ``estimate()`` ("auto") for every job."""
     from planner.perf.workloads import get_workload
 
     if row.workload is None:
         raise ValueError(f"row {row.source_row} of {row.source} has no modelled workload")
     if row.family == "cnn":
         return get_workload(row.workload.name, global_batch=row.plan.global_batch)
-    return dataclasses.replace(row.workload, global_batch=row.plan.global_batch, batch_per_gpu=None)
+    # Activation checkpointing is a setting of the source's training script (llm-foundry's YAML, vTrain's Megatron
+    # flags) that its user would type: "on" where the source ran with it, else "auto" (which never recomputes when
+    # the job fits without it, as every source that did not recompute ran).
+    return dataclasses.replace(
+        row.workload,
+        global_batch=row.plan.global_batch,
+        batch_per_gpu=None,
+        recompute="on" if row.plan.recompute and source_recompute else "auto",
+    )
 
 
-def predict_through_estimate(row: Benchmark) -> Predicted:
+def predict_through_estimate(row: Benchmark, *, source_recompute: bool = True) -> Predicted:
     """``estimate()`` for the row's workload, GPU, GPU count and precision on the offering's links and network."""
     result = model.estimate(
-        user_workload(row),
+        user_workload(row, source_recompute=source_recompute),
         row.gpu,
         row.gpus,
         row.precision,
@@ -548,6 +557,15 @@ def thinned(rows: Sequence[Benchmark], cap: int | None) -> list[int]:
     return sorted(kept)
 
 
+class HeldOut(NamedTuple):
+    """Held-out predictions per row index: on the published layout, through ``estimate()`` with what the source
+    states, and through ``estimate()`` with activation checkpointing left to it."""
+
+    layout: dict[int, float]
+    through: dict[int, Predicted]
+    through_auto: dict[int, Predicted]
+
+
 def cross_validate_both(
     rows: Sequence[Benchmark],
     start: dict[str, Any],
@@ -555,9 +573,10 @@ def cross_validate_both(
     bundled: dict[str, Any],
     *,
     fit_cap: int | None = None,
-) -> tuple[dict[int, float], dict[int, Predicted]]:
-    """Hold out each group of ``key``, fit on the rest, and predict the held-out rows two ways: on their published
-    layouts (``throughput_with_plan``) and through ``estimate()`` from what a user types (one fit serves both).
+) -> HeldOut:
+    """Hold out each group of ``key``, fit on the rest, and predict the held-out rows on their published layouts
+    (``throughput_with_plan``) and through ``estimate()`` from what a user types, with and without the source's
+    activation-checkpointing setting (one fit serves all three).
 
     ``fit_cap`` thins each source to about that many rows for fitting (every held-out row is still predicted)."""
     groups: dict[str, list[int]] = defaultdict(list)
@@ -566,6 +585,7 @@ def cross_validate_both(
     fit_pool = thinned(rows, fit_cap)
     layout: dict[int, float] = {}
     through: dict[int, Predicted] = {}
+    through_auto: dict[int, Predicted] = {}
     for members in groups.values():
         held = set(members)
         params = fold_params(fit([rows[index] for index in fit_pool if index not in held], start), bundled)
@@ -574,9 +594,10 @@ def cross_validate_both(
             for index in members:
                 layout[index] = predict(rows[index])
                 through[index] = predict_through_estimate(rows[index])
+                through_auto[index] = predict_through_estimate(rows[index], source_recompute=False)
         finally:
             model.set_perf_params(None)
-    return layout, through
+    return HeldOut(layout, through, through_auto)
 
 
 def band_from_errors(rows: Sequence[Benchmark], predictions: dict[int, Predicted], family: str) -> list[float]:

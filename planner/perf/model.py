@@ -286,12 +286,13 @@ def _sample_time(
     tokens = micro_batch * seq / cp
     linear = 2.0 * wl.params * tokens
     attention = 4.0 * layers * hidden * seq * tokens
-    forward = linear + attention
-    # LoRA skips weight gradients of frozen weights: backward is one matmul pass instead of two.
-    backward = forward if wl.mode == "lora" else 2.0 * forward
-    model_flops = forward + backward
-    passes = (model_flops + (forward if recompute else 0.0)) / forward
-    hw_flops = forward * passes
+    # Backward is two matmul passes (input and weight gradients). LoRA skips the weight gradients of the frozen
+    # linear layers, but attention has no weights: its backward still computes the gradients of Q, K and V (two
+    # passes). Recomputation repeats the forward pass.
+    linear_passes = (2.0 if wl.mode == "lora" else 3.0) + (1.0 if recompute else 0.0)
+    attention_passes = 3.0 + (1.0 if recompute else 0.0)
+    model_flops = linear * (2.0 if wl.mode == "lora" else 3.0) + attention * 3.0
+    hw_flops = linear * linear_passes + attention * attention_passes
     shard_hidden = hidden / tp
     base = _efficiency_scale(spec, precision, fam, wl.stack) * tokens / (tokens + fam["tokens_half"])
     # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly.
@@ -301,7 +302,7 @@ def _sample_time(
     attention_rate = peak * base * fam["attention_relative"]
     if precision == "fp8":
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
-    matmul_time = (linear / (peak * eff) + attention / attention_rate) * passes
+    matmul_time = linear * linear_passes / (peak * eff) + attention * attention_passes / attention_rate
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
 
@@ -496,6 +497,11 @@ def _global_batch(wl: Workload, dp: int, micro: int) -> int:
     return max(per_round, (target // per_round) * per_round)
 
 
+def _recompute_settings(wl: Workload) -> tuple[bool, ...]:
+    """Recomputation settings the layout search may try: the user's fixed setting, or both (without first)."""
+    return {"on": (True,), "off": (False,)}.get(wl.recompute, (False, True))
+
+
 def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
     """Layout templates (micro-batch and global batch set later), shallowest pipeline first.
 
@@ -517,7 +523,7 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
             for sharded, zero1 in ((False, False), (False, True), (True, False)):
                 if (sharded or zero1) and dp == 1:
                     continue
-                for recompute in (False, True):
+                for recompute in _recompute_settings(wl):
                     plans.append(Plan(tp, pp, dp, sharded, recompute, vp=vp, zero1=zero1))
     return plans
 
@@ -628,8 +634,10 @@ def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node:
     count = 1
     while count <= 65536:
         per_node = min(count, gpus_per_node)
+        # The most memory-frugal setting the user allows: recomputation unless they turned it off.
+        frugal = max(_recompute_settings(wl))
         for template in _candidate_plans(wl, count, per_node):
-            if template.recompute or not wl.is_transformer:
+            if template.recompute == frugal or not wl.is_transformer:
                 plan = template.batched(1, _global_batch(wl, template.dp, 1))
                 if _memory_bytes(wl, precision, plan) <= usable:
                     return count
@@ -808,10 +816,12 @@ def _estimate(
         why = (
             f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with "
             + (
-                f"sharding, recomputation and {plan.tp}-way tensor / {plan.pp}-way pipeline parallelism"
+                f"sharding, {'' if plan.recompute else 'no '}recomputation and {plan.tp}-way tensor / "
+                f"{plan.pp}-way pipeline parallelism"
                 if gpus > 1
-                else "a micro-batch of 1" + (" and recomputation" if wl.is_transformer else "")
+                else "a micro-batch of 1" + (" and recomputation" if plan.recompute else "")
             )
+            + (" (recompute off, as given)" if wl.is_transformer and wl.recompute == "off" else "")
             + f", but {spec.id} leaves {usable_gib:.1f} GiB "
             f"usable of {spec.memory_gib:g} (after the CUDA context, allocator fragmentation and "
             f"{COLLECTIVE_HEADROOM:.0%} kept free for NCCL buffers){hint}"
@@ -821,6 +831,7 @@ def _estimate(
         f"{plan.dp}-way data parallel{_sharding_text(plan)}, "
         f"{plan.tp}-way tensor, {plan.pp}-way pipeline, micro-batch {plan.micro_batch}, global batch "
         f"{plan.global_batch}{', activation recomputation' if plan.recompute else ''}"
+        + (f" (recompute {wl.recompute}, as given)" if wl.is_transformer and wl.recompute != "auto" else "")
     )
     assumptions = [
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",

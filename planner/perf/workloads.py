@@ -17,6 +17,15 @@ from planner.errors import InputError
 KINDS = ("cnn", "encoder", "decoder")
 MODES = ("pretrain", "finetune", "lora")
 STACKS = ("typical", "tuned")
+# Activation checkpointing (recomputation) as the user's training script sets it: "auto" lets the layout search
+# recompute only when memory needs it; "on" is a script that always checkpoints (llm-foundry's
+# ``activation_checkpointing: true``, Megatron's ``--recompute-granularity full``); "off" never recomputes.
+RECOMPUTE = ("auto", "on", "off")
+RECOMPUTE_HELP = (
+    "auto: recompute activations only when memory needs it (the default). on: your script always checkpoints "
+    "activations (llm-foundry activation_checkpointing: true, Megatron --recompute-granularity full, DeepSpeed "
+    "--checkpoint-activations). off: never."
+)
 STACK_HELP = (
     "typical: PyTorch FSDP/DDP, DeepSpeed or Composer, what most teams run. tuned: NVIDIA's Megatron-Core/NeMo "
     "recipes (fused kernels, CUDA graphs, overlapped communication); for CNNs, NVIDIA's DALI/channels-last/fused "
@@ -61,12 +70,19 @@ class Workload:
     # The training software: "typical" (PyTorch FSDP/DDP, DeepSpeed, Composer: what most teams run) or "tuned"
     # (NVIDIA's Megatron-Core/NeMo recipes: Transformer Engine fused kernels, CUDA graphs, overlapped communication).
     stack: str = "typical"
+    # Activation checkpointing as the training script sets it (RECOMPUTE): a fixed setting costs a forward pass
+    # even where memory would not need it, which the layout search must not optimise away.
+    recompute: str = "auto"
 
     def __post_init__(self) -> None:
         checks.choice("kind", self.kind, KINDS)
         checks.choice("mode", self.mode, MODES)
         checks.choice("work_unit", self.work_unit, tuple(UNITS))
         checks.choice("stack", self.stack, STACKS)
+        if isinstance(self.recompute, bool):
+            # A library caller's True/False reads as the script's fixed setting.
+            object.__setattr__(self, "recompute", "on" if self.recompute else "off")
+        checks.choice("recompute", self.recompute, RECOMPUTE)
         object.__setattr__(self, "params", checks.number("params", self.params, what="a positive parameter count"))
         if self.kind != "cnn":
             for name in ("layers", "hidden", "seq_len"):
@@ -255,6 +271,7 @@ USER_FIELDS = (
     "seq_len",
     "mode",
     "stack",
+    "recompute",
     "batch_per_gpu",
     "global_batch",
 )

@@ -115,6 +115,20 @@ def test_tuned_stack_flows_through_and_is_faster() -> None:
     assert any("NVIDIA-tuned" in line for line in results["tuned"]["assumptions"])
 
 
+def test_recompute_setting_flows_through_and_costs_a_forward_pass() -> None:
+    results = {}
+    for setting in ("auto", "on", "off"):
+        code, output = run("-w", "mpt-7b", "-g", "H100", "-n", "8", "--recompute", setting, "-f", "json")
+        assert code == 0, output
+        results[setting] = json.loads(output)
+    # 7B fits on 8 x 80 GB without recomputation: auto does not recompute, and a script that always does is slower.
+    assert results["auto"]["parallelism"]["recompute"] is False
+    assert results["off"]["throughput"] == results["auto"]["throughput"]
+    assert results["on"]["parallelism"]["recompute"] is True
+    assert results["on"]["throughput"] < 0.9 * results["auto"]["throughput"]
+    assert any("recompute on, as given" in line for line in results["on"]["assumptions"])
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -128,6 +142,7 @@ def test_tuned_stack_flows_through_and_is_faster() -> None:
         ),
         (["-w", "mpt-7b", "-g", "H100", "--mode", "rlhf"], "--mode"),
         (["-w", "mpt-7b", "-g", "H100", "--stack", "fastest"], "--stack"),
+        (["-w", "mpt-7b", "-g", "H100", "--recompute", "sometimes"], "--recompute"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli: CliRun, args: list[str], needle: str) -> None:

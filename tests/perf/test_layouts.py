@@ -98,3 +98,22 @@ def test_nvl72_racks_are_one_nvlink_domain() -> None:
     rack = estimate("llama-3-70b", "GB200", 64)
     assert rack.nodes == 1 and rack.gpus_per_node == 64 and rack.interconnect == "nvswitch"
     assert estimate("llama-3-70b", "B200", 64).nodes == 8
+
+
+def test_recompute_off_never_recomputes_and_says_so_when_it_cannot_fit() -> None:
+    # Llama 2 70B on 16 x A100 80 GB fits only with recomputation: "auto" uses it, "off" does not run at all.
+    auto = estimate("llama-2-70b", "A100-80GB", 16, "bf16")
+    assert auto.throughput is not None and auto.parallelism["recompute"] is True
+    off = estimate("llama-2-70b", "A100-80GB", 16, "bf16", recompute="off")
+    assert off.parallelism["recompute"] is False and off.throughput is None
+    assert off.why_not_fits is not None and "recompute off, as given" in off.why_not_fits
+    # The smallest count that fits keeps every activation too: more GPUs than with recomputation.
+    assert off.min_gpus_to_fit is not None and auto.min_gpus_to_fit is None
+    assert off.min_gpus_to_fit > estimate("llama-2-70b", "A100-80GB", 8, "bf16").min_gpus_to_fit  # type: ignore[operator]
+
+
+def test_recompute_is_a_checked_workload_field() -> None:
+    assert get_workload("mpt-7b", recompute=True).recompute == "on"
+    with pytest.raises(InputError) as caught:
+        get_workload("mpt-7b", recompute="sometimes")
+    assert caught.value.field == "recompute" and "auto, on, off" in str(caught.value)
