@@ -17,7 +17,6 @@ None of these runs is in the calibration data.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import sys
@@ -25,58 +24,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner import estimate
-from planner._data import data_dir
-from planner.perf.workloads import get_workload
+from planner.perf import calibration
 
-# ResNet-50 on H100 and H200 (v4.0) set the two tuned-CNN constants (data/perf_params.json, cnn.tuned_speedup and
-# cnn.input_s_per_image): calibration, not checks, and left out of the summary figures.
-CALIBRATION = {("v4.0", "resnet", "H100-SXM"), ("v4.0", "resnet", "H200")}
-# MLPerf benchmark -> (workload preset, precision, training mode). NVIDIA's submissions: MXNet ResNet-50 and PyTorch
-# BERT in FP16/BF16 mixed precision; NeMo Llama-2-70B LoRA with FP8 Transformer Engine.
-BENCHMARKS = {
-    "resnet": ("resnet50", "fp16", "pretrain"),
-    "bert": ("bert-large", "bf16", "pretrain"),
-    "llama2_70b_lora": ("llama-2-70b", "fp8", "lora"),
-}
-
-
-def _predict(row: dict[str, str], stack: str) -> tuple[float | None, str]:
-    """Predicted minutes to train the row's samples, and the layout estimate chose."""
-    preset, precision, mode = BENCHMARKS[row["benchmark"]]
-    samples = float(row["samples_to_converge"])
-    options: dict[str, object] = {"stack": stack, "global_batch": int(row["global_batch"])}
-    if row["seq_len"] and preset != "resnet50":
-        options["seq_len"] = int(row["seq_len"])
-    if row["benchmark"] == "bert":
-        # NVIDIA's BERT submissions skip padding (packed/unpadded sequences); at sequence length 512 padding is over
-        # half of the Wikipedia tokens (Krell et al. 2021, arXiv:2107.02027): about 256 real tokens per sample.
-        options["seq_len"] = int(row["seq_len"]) // 2
-    if mode != "pretrain":
-        options["mode"] = mode
-    workload = get_workload(preset, **options)
-    # Work in the workload's own unit: images, sequences, or tokens (samples x sequence length).
-    work = samples * workload.seq_len if workload.work_unit == "tokens" else samples
-    result = estimate(get_workload(workload, work=work), row["gpu"], int(row["gpus"]), precision)
-    layout = "tp{tensor} pp{pipeline} dp{data} mb{micro_batch}".format(**result.parallelism)
-    if result.time_to_solution_hours is None:
-        return None, "does not fit"
-    return result.time_to_solution_hours * 60.0, layout
+CALIBRATION = calibration.MLPERF_CALIBRATION
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stack", default="tuned", choices=("tuned", "typical"))
     args = parser.parse_args()
-    with (data_dir() / "mlperf_training.csv").open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = calibration.load_mlperf()
     print(f"MLPerf Training, 8-GPU systems, estimate(--stack {args.stack}) vs measured time-to-train (minutes)")
     print(f"{'round':5s} {'benchmark':16s} {'GPU':9s} {'measured':>9s} {'predicted':>9s} {'error':>7s}  layout")
     predicted: dict[tuple[str, str, str], float] = {}
     measured: dict[tuple[str, str, str], float] = {}
     errors: list[float] = []
     for row in rows:
-        minutes, layout = _predict(row, args.stack)
+        minutes, layout = calibration.mlperf_minutes(row, args.stack)
         real = float(row["time_to_train_minutes"])
         key = (row["round"], row["benchmark"], row["gpu"])
         measured[key] = real
