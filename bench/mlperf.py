@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/mlperf.py [--stack tuned|typical]
 
-``data/mlperf_training.csv`` holds NVIDIA's 8-GPU MLPerf Training v4.0/v4.1 results on H100, H200 and B200
-(ResNet-50, BERT-Large, Llama-2-70B LoRA; extracted by scripts/mlperf_results.py from the mlcommons
+``data/mlperf_training.csv`` holds NVIDIA's 8-GPU MLPerf Training v4.0, v4.1 and v5.0 results on H100, H200, B200
+(the v4.1 "preview" software and v5.0's) and 8 GPUs of a GB200 NVL72 rack (ResNet-50, BERT-Large, Llama-2-70B LoRA; extracted by scripts/mlperf_results.py from the mlcommons
 training_results repositories, Apache-2.0): MLPerf's score (run_start to run_stop, mean without the fastest and the
 slowest run) and the samples each run trained until it converged. Through ``planner.estimate`` with what a user
 types (the workload, GPU, 8 GPUs, precision, sequence length, the submission's global batch, the stack), the time
@@ -11,7 +11,8 @@ to train those samples is compared with the score, and the H200/H100 and B200/H1
 
 MLPerf's clock also runs the evaluations inside the timed region (and any start-up after run_start), which the
 estimate does not model: it predicts training time only. Targets: within 20% (tuned stack), ratios within 10%.
-None of these runs is in the calibration data.
+None of these runs is in the benchmark rows the model is fitted on; the two v4.0 ResNet-50 rows set the two tuned-CNN
+constants (``calibration.solve_tuned_cnn``) and are left out of the summary.
 """
 
 from __future__ import annotations

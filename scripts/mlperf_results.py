@@ -33,6 +33,10 @@ SYSTEMS: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
     ("v4.1", "b200_preview_nemo", "llama2_70b_lora"): ("B200", 8, 8192, "2024-11-13"),
     ("v4.1", "h200_ngc24.09_nemo", "llama2_70b_lora"): ("H200", 8, 8192, "2024-11-13"),
     ("v4.1", "eos_ngc24.09_nemo", "llama2_70b_lora"): ("H100-SXM", 8, 8192, "2024-11-13"),
+    # v5.0: B200 out of preview (DGX B200 "Nyx", NGC 25.04) and 8 GPUs of a GB200 NVL72 rack ("Tyche").
+    ("v5.0", "nyx_n1_ngc25.04_pytorch", "bert"): ("B200", 8, 512, "2025-06-04"),
+    ("v5.0", "nyx_n1_ngc25.04_nemo", "llama2_70b_lora"): ("B200", 8, 8192, "2025-06-04"),
+    ("v5.0", "tyche_ngpu8_ngc25.04_nemo", "llama2_70b_lora"): ("GB200", 8, 8192, "2025-06-04"),
 }
 COLUMNS = (
     "round",

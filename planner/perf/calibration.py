@@ -746,10 +746,12 @@ def layout_prediction(check: ExternalCheck) -> float:
 
 
 def estimate_prediction(check: ExternalCheck) -> float:
-    """Tokens/s per GPU from ``estimate`` on the same GPUs and network, choosing its own layout."""
+    """Tokens/s per GPU from ``estimate`` on the same GPUs and network, choosing its own layout, with activation
+    checkpointing as the publication ran it (Megatron-LM 2021 recomputed every layer)."""
     row = check.row
+    workload = dataclasses.replace(check.workload, recompute="on" if row["recompute"] == "true" else "auto")
     result = model.estimate(
-        check.workload, row["gpu"], int(row["gpus"]), row["precision"], network_gbps=float(row["network_gbps"])
+        workload, row["gpu"], int(row["gpus"]), row["precision"], network_gbps=float(row["network_gbps"])
     )
     return math.nan if result.throughput_per_gpu is None else result.throughput_per_gpu
 

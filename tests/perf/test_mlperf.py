@@ -19,7 +19,7 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
     rows = _rows("mlperf_training.csv")
-    assert {row["gpu"] for row in rows} == {"H100-SXM", "H200", "B200"}
+    assert {row["gpu"] for row in rows} == {"H100-SXM", "H200", "B200", "GB200"}
     assert {row["benchmark"] for row in rows} == {"resnet", "bert", "llama2_70b_lora"}
     for row in rows:
         assert row["source"].startswith("mlcommons/training_results_v") and row["source_date"]
