@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/mlperf.py [--stack tuned|typical]
 
-``data/mlperf_training.csv`` holds NVIDIA's 8-GPU MLPerf Training v4.0, v4.1 and v5.0 results on H100, H200, B200
-(the v4.1 "preview" software and v5.0's) and 8 GPUs of a GB200 NVL72 rack (ResNet-50, BERT-Large, Llama-2-70B LoRA; extracted by scripts/mlperf_results.py from the mlcommons
+``data/mlperf_training.csv`` holds NVIDIA's 8-GPU MLPerf Training v4.0, v4.1 and v5.0 results on H100, H200,
+B200 (the v4.1 "preview" software and v5.0's) and 8 GPUs of a GB200 NVL72 rack (ResNet-50, BERT-Large, Llama-2-70B
+LoRA; extracted by scripts/mlperf_results.py from the mlcommons
 training_results repositories, Apache-2.0): MLPerf's score (run_start to run_stop, mean without the fastest and the
 slowest run) and the samples each run trained until it converged. Through ``planner.estimate`` with what a user
 types (the workload, GPU, 8 GPUs, precision, sequence length, the submission's global batch, the stack), the time
