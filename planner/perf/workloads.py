@@ -105,10 +105,23 @@ class Workload:
             )
         if self.mode != "pretrain" and self.kind == "cnn":
             raise InputError(f"{self.mode} applies to transformer workloads only; use pretrain", field="mode")
+        if self.recompute != "auto" and self.kind == "cnn":
+            raise InputError(
+                f"{self.recompute} applies to transformer workloads only (a CNN keeps its activations); use auto",
+                field="recompute",
+            )
 
     @property
     def software_text(self) -> str:
         """The software the estimate assumes, as one assumptions line."""
+        checkpointing = {
+            "on": "; activation checkpointing on (every layer's activations recomputed in backward, as the script "
+            "sets it)",
+            "off": "; activation checkpointing off (as the script sets it)",
+        }.get(self.recompute, "")
+        return self._stack_text() + (checkpointing if self.is_transformer else "")
+
+    def _stack_text(self) -> str:
         if not self.is_transformer:
             if self.stack == "tuned":
                 return (

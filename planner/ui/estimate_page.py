@@ -7,7 +7,7 @@ import streamlit as st
 from planner import api
 from planner.errors import PlannerError
 from planner.hardware import PRECISIONS, gpu_table
-from planner.perf.workloads import STACK_HELP, STACKS, WORKLOADS, get_workload
+from planner.perf.workloads import RECOMPUTE, RECOMPUTE_HELP, STACK_HELP, STACKS, WORKLOADS, get_workload
 
 
 def render_estimate_page() -> None:
@@ -27,8 +27,11 @@ def render_estimate_page() -> None:
         key=f"estimate-work-{name}",
     )
     stack = right.selectbox("Software", STACKS, help=STACK_HELP)
+    recompute = "auto"
+    if WORKLOADS[name].is_transformer:
+        recompute = left.radio("Activation checkpointing", RECOMPUTE, horizontal=True, help=RECOMPUTE_HELP)
     try:
-        workload = get_workload(name, work=work, stack=stack)
+        workload = get_workload(name, work=work, stack=stack, recompute=recompute)
         result = api.estimate(workload, gpu, int(gpus), precision)
     except PlannerError as exc:
         st.error(str(exc))

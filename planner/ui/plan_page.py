@@ -17,7 +17,7 @@ import streamlit as st
 from planner import report
 from planner.cost.rank import RankResult
 from planner.errors import PlannerError
-from planner.perf.workloads import STACK_HELP, WORKLOADS
+from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
 from planner.ui.cache import cached_catalog, cached_rank, cached_status
 from planner.ui.plan_state import (
     DEFAULT,
@@ -123,6 +123,13 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
         left.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
         left.selectbox("Precision", allowed["precision"], key=KEY + "precision")
         left.selectbox("Software", allowed["stack"], help=STACK_HELP, key=KEY + "stack")
+        left.radio(
+            "Activation checkpointing",
+            allowed["recompute"],
+            horizontal=True,
+            help=RECOMPUTE_HELP,
+            key=KEY + "recompute",
+        )
         middle.number_input("Deadline, hours (0 = none)", min_value=0.0, step=12.0, key=KEY + "deadline_hours")
         middle.number_input("Budget, USD (0 = none)", min_value=0.0, step=1000.0, key=KEY + "budget_usd")
         middle.radio("Pricing", allowed["pricing"], horizontal=True, key=KEY + "pricing")
@@ -261,9 +268,6 @@ def render_plan_page() -> None:
     form = _form_from_widgets()
     _write_url(form)
     st.caption(_price_ages())
-    if form.workload in WORKLOADS and WORKLOADS[form.workload].kind == "cnn" and form.stack != "typical":
-        st.info("The software choice applies to transformer workloads; the CNN estimate uses the typical stack.")
-        form = dataclasses.replace(form, stack="typical")
     try:
         result = cached_rank(form)
     except PlannerError as exc:

@@ -15,7 +15,7 @@ from typing import Any
 from planner.catalog.schema import PROVIDERS
 from planner.cost.request import ORDERS, PRICINGS
 from planner.hardware import PRECISIONS
-from planner.perf.workloads import CUSTOM, MODES, STACKS, Workload, get_workload, workload_names
+from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, Workload, get_workload, workload_names
 
 PRICING = PRICINGS
 ORDER_BY = ORDERS
@@ -31,6 +31,7 @@ class PlanForm:
     mode: str = "pretrain"
     precision: str = "bf16"
     stack: str = "typical"
+    recompute: str = "auto"  # the script's activation checkpointing: auto, on or off
     params_billions: float = 0.0  # custom model (or overrides of a preset's shape)
     layers: int = 0
     hidden: int = 0
@@ -54,6 +55,7 @@ URL_KEYS: dict[str, str] = {
     "mode": "mode",
     "precision": "prec",
     "stack": "stack",
+    "recompute": "recompute",
     "params_billions": "params_b",
     "layers": "layers",
     "hidden": "hidden",
@@ -79,6 +81,7 @@ def choices(catalog_regions: Sequence[str], catalog_gpus: Sequence[str]) -> dict
         "mode": MODES,
         "precision": PRECISIONS,
         "stack": STACKS,
+        "recompute": RECOMPUTE,
         "pricing": PRICING,
         "by": ORDER_BY,
         "providers": PROVIDERS,
@@ -160,6 +163,7 @@ def build_workload(form: PlanForm) -> Workload:
         work=form.work or None,
         mode=form.mode,
         stack=form.stack,
+        recompute=form.recompute,
         params=form.params_billions * 1e9 or None,
         layers=form.layers or None,
         hidden=form.hidden or None,

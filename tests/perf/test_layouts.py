@@ -117,3 +117,6 @@ def test_recompute_is_a_checked_workload_field() -> None:
     with pytest.raises(InputError) as caught:
         get_workload("mpt-7b", recompute="sometimes")
     assert caught.value.field == "recompute" and "auto, on, off" in str(caught.value)
+    with pytest.raises(InputError) as caught:
+        get_workload("resnet50", recompute="on")
+    assert caught.value.field == "recompute" and "transformer" in str(caught.value)

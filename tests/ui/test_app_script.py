@@ -127,6 +127,26 @@ def test_the_url_is_the_form(fixture_catalog: Path) -> None:
     assert app.query_params["pricing"] == "spot" and app.query_params["mode"] == "lora"
 
 
+def test_activation_checkpointing_and_the_tuned_cnn_stack_reach_the_ranking(fixture_catalog: Path) -> None:
+    app = _app()
+    app.query_params.update({"w": "mpt-7b", "work": "1e+09", "recompute": "on"})  # type: ignore[attr-defined]
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    assert app.radio(key="plan.recompute").value == "on"
+    assert any("activation checkpointing on" in m.value for m in app.markdown)
+    # The tuned stack is not switched off for a CNN: the app answers what the CLI and library answer.
+    app.selectbox(key="plan.workload").set_value("resnet50")
+    app.button[0].click().run()
+    assert "applies to transformer workloads only" in app.error[0].value  # a CNN keeps its activations
+    app.radio(key="plan.recompute").set_value("auto")
+    app.number_input(key="plan.work").set_value(0.0)
+    app.selectbox(key="plan.stack").set_value("tuned")
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    assert not any("uses the typical stack" in i.value for i in app.info)
+    assert any("NVIDIA-tuned CNN recipe" in m.value for m in app.markdown)
+
+
 def test_a_bad_link_value_is_ignored_with_a_warning(fixture_catalog: Path) -> None:
     app = _app()
     app.query_params.update({"deadline_h": "nan", "gpu": "H100-SXM,Z9000", "w": "llama-2-7b"})  # type: ignore[attr-defined]
