@@ -265,10 +265,15 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
     own evidence (``measured`` with ``measured_on``, or ``efficiency``).
     """
+    from planner.hardware import GpuSpec, lookup
     from planner.perf.model import estimate as _estimate
     from planner.perf.options import ModelOptions
     from planner.perf.workloads import resolve_workload, split_options
 
+    if not isinstance(gpu, GpuSpec):
+        # Resolved here first so that an unknown name is reported as the ``gpu`` argument's (the model's own lookup
+        # does not know which argument it came from).
+        lookup(str(gpu), field="gpu")
     fields, rest = split_options(options)
     job = resolve_workload(workload, **fields)
     shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
@@ -383,7 +388,7 @@ def compare(
             raise InputError("is set by compare itself", field=name)
     key = "gpu" if gpus else "instance_type"
     names = [str(n) for n in (gpus or instance_types)]
-    choices = [(n, gpu_family(n)[0]) for n in names] if gpus else [(n, [n]) for n in names]
+    choices = [(n, gpu_family(n, "gpus")[0]) for n in names] if gpus else [(n, [n]) for n in names]
     filters: dict[str, Any] = {key: names}
     result = rank(workload, **filters, top=None, **constraints)
     relaxed = {k: v for k, v in constraints.items() if k not in ("deadline_hours", "budget_usd", "pricing", "by")}

@@ -94,9 +94,12 @@ class Selection:
     asked: str = ""
 
 
-def gpu_family(name: str) -> tuple[list[str], str | None]:
-    """Canonical ids a GPU filter matches: a bare family name (``H100``) matches every variant of it."""
-    resolved = lookup(name)
+def gpu_family(name: str, field: str = "gpu") -> tuple[list[str], str | None]:
+    """Canonical ids a GPU filter matches: a bare family name (``H100``) matches every variant of it.
+
+    ``field`` is the argument the name came from, for the unknown-GPU error (``gpus`` in compare).
+    """
+    resolved = lookup(name, field=field)
     if resolved.note is None:
         return [resolved.spec.id], None
     family = resolved.spec.id.split("-")[0]
@@ -158,7 +161,7 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
     if spec.gpus:
         wanted: list[str] = []
         for name in spec.gpus:
-            members, note = gpu_family(str(name))
+            members, note = gpu_family(str(name), FILTER_ARGUMENTS["gpus"])
             wanted.extend(members)
             if note:
                 notes.append(note)
