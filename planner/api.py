@@ -23,6 +23,7 @@ from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore
 from planner.cost.request import Estimator, RankRequest
 from planner.errors import InputError, StaleCatalogError
+from planner.report import WARNING_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,8 +96,8 @@ def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
 def stale_warnings(ages: dict[str, float]) -> list[str]:
     """One line per provider whose prices are older than STALE_AFTER_DAYS."""
     return [
-        f"warning: {provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh them "
-        "before buying"
+        f"{WARNING_PREFIX}{provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh "
+        "them before buying"
         for provider, age in sorted(ages.items())
         if age > STALE_AFTER_DAYS * 24
     ]

@@ -47,6 +47,9 @@ OFFER_WIDE_COLUMNS = (
 )
 
 FORMATS = ("table", "csv", "json")
+# A note that starts with this changes what the answer means (prices past their staleness threshold, a cloud left out
+# for want of a capacity figure); --quiet keeps these and drops the informational rest.
+WARNING_PREFIX = "warning: "
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -80,6 +83,11 @@ def to_csv(frame: pd.DataFrame) -> str:
         if not pd.api.types.is_numeric_dtype(safe[column]) and not pd.api.types.is_bool_dtype(safe[column]):
             safe[column] = safe[column].map(safe_cell)
     return str(safe.to_csv(index=False, lineterminator="\n"))
+
+
+def notes_to_show(notes: Sequence[str], *, quiet: bool) -> list[str]:
+    """``notes``, or with ``quiet`` only the warnings (notes starting with WARNING_PREFIX)."""
+    return [note for note in notes if not quiet or note.startswith(WARNING_PREFIX)]
 
 
 def _json_value(value: Any) -> Any:

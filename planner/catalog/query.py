@@ -11,6 +11,7 @@ from planner import checks
 from planner.catalog.schema import PROVIDERS
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
+from planner.report import WARNING_PREFIX
 
 if TYPE_CHECKING:
     import numpy as np
@@ -186,7 +187,10 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
         silent = sorted(set(considered["provider"]) - known)
         if silent:
             # Say so rather than let a whole cloud vanish without a reason.
-            notes.append(f"left out {', '.join(silent)}: no capacity figure (only lambda reports capacity on refresh)")
+            notes.append(
+                f"{WARNING_PREFIX}left out {', '.join(silent)}: no capacity figure (only lambda reports capacity on "
+                "refresh)"
+            )
         mask &= (frame["available_now"] == "true").to_numpy()
     kept = frame if mask.all() else frame.loc[mask]
     return Selection(offers=kept, notes=notes, asked=_describe(spec))

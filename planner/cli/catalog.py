@@ -10,7 +10,7 @@ import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
-from planner.cli.rank import MaxAgeOpt
+from planner.cli.rank import MaxAgeOpt, QuietOpt
 from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
@@ -101,6 +101,7 @@ def offers(
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """List GPU offerings of AWS, Google Cloud, Azure, Lambda and Paperspace from the catalog, cheapest first."""
     from planner.api import offers_with_notes
@@ -118,11 +119,11 @@ def offers(
         by_zone=by_zone,
         available_only=available_only,
     )
-    from planner.report import check_format
+    from planner.report import check_format, notes_to_show
 
     check_format(fmt)
     frame, notes = offers_with_notes(spec, max_age_hours=max_age)
-    for message in notes:
+    for message in notes_to_show(notes, quiet=quiet):
         note(message)
     if frame.empty:
         note("no offering matches these filters")

@@ -97,6 +97,14 @@ AvailableOpt = Annotated[
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Table: every column (GPUs per node, cost range, interruptions, notes).")
 ]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="On stderr only warnings that change the answer (stale prices, clouds left out) and why nothing fits.",
+    ),
+]
 DEFAULT_TABLE_TOP = 20
 
 
@@ -138,11 +146,16 @@ def _render(
     report.emit(text, output)
 
 
-def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool) -> None:
-    """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing."""
-    for message in result.notes:
+def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool, quiet: bool) -> None:
+    """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing.
+
+    ``quiet`` keeps only the warnings and the reason for nothing: the rest is already in the data or the JSON.
+    """
+    from planner.report import notes_to_show
+
+    for message in notes_to_show(result.notes, quiet=quiet):
         note(message)
-    if fmt == "table":
+    if fmt == "table" and not quiet:
         if shown < total:
             note(f"showing {shown} of {total} options; --top K or --format csv for more")
         if not wide and shown:
@@ -200,6 +213,7 @@ def rank(
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Rank every offering for a training job by cost per run (or time), under a deadline and a budget."""
     from planner import report
@@ -245,7 +259,7 @@ def rank(
     table = result.table.head(shown_top) if shown_top is not None else result.table
     title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
     _render(result, table, fmt, output, title, TABLE_VIEW if wide else COMPACT_VIEW, wide=wide)
-    _finish(result, fmt, shown=len(table), total=total, wide=wide)
+    _finish(result, fmt, shown=len(table), total=total, wide=wide, quiet=quiet)
 
 
 def compare(
@@ -286,6 +300,7 @@ def compare(
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
     from planner import report
@@ -322,7 +337,7 @@ def compare(
         table = table.assign(why=table["notes"].where(table["rank"].isna(), ""))
     view = wide_view if wide else ("choice", *COMPACT_VIEW, "why")
     _render(result, table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
-    _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide)
+    _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide, quiet=quiet)
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:

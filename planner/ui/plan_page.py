@@ -269,11 +269,11 @@ def render_plan_page() -> None:
     except PlannerError as exc:
         st.error(str(exc))
         return
-    # Stale-price warnings go in one box (the provider ages are in the caption above); other notes as captions.
-    stale = [m.removeprefix("warning: ") for m in result.notes if m.startswith("warning: ")]
-    if stale:
-        st.warning(markdown_text("; ".join(stale)))
-    for message in (m for m in result.notes if not m.startswith("warning: ")):
+    # Warnings (stale prices, a cloud left out for want of a capacity figure) go in one box; other notes as captions.
+    warnings = [m.removeprefix(report.WARNING_PREFIX) for m in result.notes if m.startswith(report.WARNING_PREFIX)]
+    if warnings:
+        st.warning(markdown_text("; ".join(warnings)))
+    for message in (m for m in result.notes if not m.startswith(report.WARNING_PREFIX)):
         st.caption(markdown_text(message))
     _answer(result, form)
     if len(result.excluded):

@@ -151,3 +151,31 @@ def test_rank_by_co2_with_own_interruption_rate(stored: Path, cli: CliRun) -> No
     assert all(o["expected_interruptions"] == 0 for o in payload["options"])
     assert payload["headline"][0].startswith("best on-demand: ")
     assert any("your interruption rate 0 per node-hour" in line for line in payload["assumptions"])
+
+
+@pytest.mark.parametrize("command", [["rank", *JOB], ["compare", *JOB, "--gpu", "H100", "--gpu", "L4"]])
+def test_quiet_keeps_only_the_warnings_that_change_the_answer(stored: Path, cli: CliRun, command: list[str]) -> None:
+    # One cloud's prices past the staleness threshold: a warning that changes what the answer is worth.
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot("gcp", [make_offer(provider="gcp", instance_type="a3-highgpu-8g", region="us-central1",
+                             zone="", host_price_usd_per_hour=10.0, gpu_price_usd_per_hour=78.0,
+                             price_usd_per_hour=88.0, spot_price_usd_per_hour=None, spot_interruption=None,
+                             as_of="2026-01-01T00:00:00+00:00")],
+                             source="fixture-gcp", as_of="2026-01-01T00:00:00+00:00")  # fmt: skip
+    code, out, err = cli(*command)
+    assert code == 0
+    assert "prices as of" in err and "- billing: " in err and "warning: gcp prices are" in err
+    code, quiet_out, quiet_err = cli(*command, "--quiet")
+    assert code == 0 and quiet_out == out
+    assert [line for line in quiet_err.splitlines() if line] == [
+        line for line in err.splitlines() if line.startswith("warning: ")
+    ]
+    assert quiet_err.startswith("warning: gcp prices are")
+    code, _, short_err = cli(*command, "-q")
+    assert short_err == quiet_err
+
+
+def test_quiet_keeps_the_reason_for_no_option(stored: Path, cli: CliRun) -> None:
+    code, _, err = cli(*["rank", *JOB, "--deadline-hours", "0.5", "-q"])
+    assert code == 1
+    assert err.startswith("no option: no offering meets a 0.5-hour deadline") and err.count("\n") == 1, err
