@@ -103,6 +103,26 @@ def stale_warnings(ages: dict[str, float]) -> list[str]:
     ]
 
 
+def tuned_stack_notes(stack: str, gpus: Sequence[str]) -> list[str]:
+    """A note when NVIDIA's tuned-stack speed-ups are applied to another vendor's GPU among ``gpus`` (canonical ids).
+
+    The tuned stack's factors are fitted on NVIDIA's own recipes (Megatron-Core/NeMo, Transformer Engine); nothing
+    measures them elsewhere, so the figures for those GPUs are an extrapolation and the user should know it.
+    """
+    from planner.hardware import gpu_table
+
+    if stack != "tuned":
+        return []
+    table = gpu_table()
+    others = sorted({gpu for gpu in gpus if gpu in table and table[gpu].vendor.lower() != "nvidia"})
+    if not others:
+        return []
+    return [
+        f"{WARNING_PREFIX}tuned stack figures are NVIDIA's recipes (Megatron-Core/NeMo); on {', '.join(others)} they "
+        "are not calibrated: NVIDIA's speed-up is assumed (stack typical leaves it out)"
+    ]
+
+
 def _load(
     catalog: pd.DataFrame | None, store: CatalogStore | Path | str | None, *, derived: bool = True
 ) -> pd.DataFrame:
@@ -282,7 +302,10 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     _refuse_unknown(
         rest, ("workload fields", "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
     )
-    return _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
+    caveats = [note.removeprefix(WARNING_PREFIX) for note in tuned_stack_notes(job.stack, [result.gpu])]
+    return replace(result, assumptions=[*caveats, *result.assumptions]) if caveats else result
 
 
 def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -359,7 +382,12 @@ def rank(
     return replace(
         result,
         catalog_as_of=as_of,
-        notes=[*selection.notes, *result.notes, *stale_warnings(ages)],
+        notes=[
+            *selection.notes,
+            *result.notes,
+            *tuned_stack_notes(job.stack, result.table["gpu"].unique().tolist() if len(result.table) else []),
+            *stale_warnings(ages),
+        ],
     )
 
 
