@@ -215,6 +215,46 @@ def with_gpu_label(frame: pd.DataFrame) -> pd.DataFrame:
     return labelled
 
 
+# Columns that may differ between offerings shown as one table row: where they are sold (and when that region's price
+# was read). Every other column shown, and these, must be equal for rows to merge.
+REGION_COLUMNS = ("rank", "region", "zone", "price_as_of")
+SAME_OFFERING = ("provider", "instance_type", "gpu", "gpus_per_node", "nodes", "pricing", "price_usd_per_hour",
+                 "time_to_solution_hours", "cost_usd")  # fmt: skip
+
+
+def region_list(regions: Sequence[str]) -> str:
+    """'us-east-1 +16 more': the first region (the best-ranked) and how many others."""
+    return regions[0] if len(regions) == 1 else f"{regions[0]} +{len(regions) - 1} more"
+
+
+def collapse_regions(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Ranked options with one row per offering sold alike in several regions, for tables only.
+
+    Rows that agree on SAME_OFFERING (provider, instance type, GPUs, nodes, pricing, price, and so time and cost) and
+    on every other of the ``columns`` the table shows (default: all) but REGION_COLUMNS become the first of them, at
+    its rank: its region reads ``region_list`` of all of them, with ``regions`` (a count) and ``all_regions``
+    (comma-separated) added. The numbers are cost/rank.py's, nothing is recomputed; a region-dependent figure that
+    is shown (co2_kg in --wide) keeps its rows apart. CSV, JSON and the library keep every region's row.
+    """
+    import pandas as pd
+
+    if frame.empty:
+        return frame.assign(regions=pd.Series(dtype="int64"), all_regions=pd.Series(dtype=object))
+    compared = frame.columns if columns is None else [*SAME_OFFERING, *columns]
+    key_columns = [c for c in dict.fromkeys(compared) if c in frame.columns and c not in REGION_COLUMNS]
+    # Hashing the rows treats NaN as equal to NaN (a missing spot figure, a missing co2 value), unlike ==.
+    key = pd.util.hash_pandas_object(frame[key_columns], index=False).to_numpy()
+    groups = pd.Series(range(len(frame))).groupby(key, sort=False)
+    first = [int(positions.iloc[0]) for _, positions in groups]
+    regions = [frame["region"].iloc[list(positions)].astype(str).tolist() for _, positions in groups]
+    collapsed = frame.iloc[first].copy()
+    collapsed["region"] = [region_list(names) for names in regions]
+    collapsed["regions"] = [len(names) for names in regions]
+    collapsed["all_regions"] = [", ".join(names) for names in regions]
+    # Groups come in order of their first row: the table keeps the ranking's order.
+    return collapsed.reset_index(drop=True)
+
+
 def with_view_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Ranked options plus what people read first: ``gpus`` ('2x8 H100-SXM') and ``usd_per_gpu_hour``.
 

@@ -256,10 +256,18 @@ def rank(
 
         for line in result.headline_lines():
             print(visible(line) if wide else textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
-    table = result.table.head(shown_top) if shown_top is not None else result.table
+    view = TABLE_VIEW if wide else COMPACT_VIEW
+    table = result.table
+    if fmt == "table":
+        # One row for an offering sold alike in many regions (Lambda's one price in 17); CSV and JSON keep each.
+        table = report.collapse_regions(table, view)
+    table = table.head(shown_top) if shown_top is not None else table
     title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
-    _render(result, table, fmt, output, title, TABLE_VIEW if wide else COMPACT_VIEW, wide=wide)
-    _finish(result, fmt, shown=len(table), total=total, wide=wide, quiet=quiet)
+    _render(result, table, fmt, output, title, view, wide=wide)
+    shown = int(table["regions"].sum()) if "regions" in table.columns else len(table)
+    if fmt == "table" and shown > len(table) and not quiet:
+        note("offerings sold alike in several regions are one row (region '+N more'); --format csv or json lists each")
+    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet)
 
 
 def compare(

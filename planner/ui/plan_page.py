@@ -223,7 +223,9 @@ def _answer(result: RankResult, form: PlanForm) -> None:
     _headline_pair(result)
     st.subheader(f"{len(view)} options, {int(view['pareto'].sum())} on the cost/time Pareto front")
     st.altair_chart(_chart(view), width="stretch")
-    st.dataframe(view[[c for c in SHOWN_COLUMNS if c in view.columns]], hide_index=True, column_config=COLUMN_CONFIG)
+    # One row for an offering sold alike in many regions ("us-east-1 +16 more"); the CSV download keeps each region.
+    rows = report.collapse_regions(view, SHOWN_COLUMNS)
+    st.dataframe(rows[[c for c in SHOWN_COLUMNS if c in rows.columns]], hide_index=True, column_config=COLUMN_CONFIG)
     st.download_button("Download CSV", report.to_csv(result.table), file_name="gpu-plan.csv", mime="text/csv")
     with st.expander("Cost lines of the best option"):
         st.dataframe(pd.DataFrame([line.__dict__ for line in result.cost_lines(1)]), hide_index=True)

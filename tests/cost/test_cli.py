@@ -179,3 +179,21 @@ def test_quiet_keeps_the_reason_for_no_option(stored: Path, cli: CliRun) -> None
     code, _, err = cli(*["rank", *JOB, "--deadline-hours", "0.5", "-q"])
     assert code == 1
     assert err.startswith("no option: no offering meets a 0.5-hour deadline") and err.count("\n") == 1, err
+
+
+def test_one_price_in_many_regions_is_one_table_row_and_every_region_in_csv_and_json(stored: Path, cli: CliRun) -> None:
+    regions = ["us-east-1", "us-west-1", "us-south-1", "europe-central-1"]
+    lam = {"provider": "lambda", "instance_type": "gpu_8x_h100_sxm5", "zone": "", "price_usd_per_hour": 23.92,
+           "spot_price_usd_per_hour": None, "spot_interruption": None, "network_gbps": None}  # fmt: skip
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot("lambda", [make_offer(**lam, region=r) for r in regions], source="fixture-lambda",
+                             as_of="2026-11-01T00:00:00+00:00")  # fmt: skip
+    code, out, err = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand"])
+    assert code == 0
+    rows = [line for line in out.splitlines() if "gpu_8x_h100_sxm5" in line and line.lstrip()[:1].isdigit()]
+    assert len(rows) == 1 and " +3 more " in rows[0], out
+    assert "sold alike in several regions are one row" in err
+    code, out, _ = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand", "--format", "csv"])
+    assert sorted(r["region"] for r in csv.DictReader(io.StringIO(out))) == sorted(regions)
+    code, out, _ = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand", "--format", "json"])
+    assert sorted(r["region"] for r in json.loads(out)["options"]) == sorted(regions)
