@@ -11,7 +11,7 @@ import typer
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
 from planner.cli.rank import MaxAgeOpt, QuietOpt
-from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS
+from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS, OFFER_WIDE_DROP_ORDER
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
 OutputOpt = Annotated[
@@ -35,9 +35,10 @@ def render(
     *,
     title: str,
     columns: tuple[str, ...] | None = None,
-    fit: bool = True,
+    drop_first: tuple[str, ...] = (),
 ) -> None:
-    """Table (fitted to the terminal unless ``fit`` is False), CSV or JSON of ``frame`` to stdout or ``output``."""
+    """Table fitted to the terminal (``drop_first`` columns left out first when it is too narrow), CSV or JSON of
+    ``frame`` to stdout or ``output``."""
     from planner import report
 
     report.check_format(fmt)
@@ -46,7 +47,7 @@ def render(
     elif fmt == "json":
         text = report.to_json(frame)  # type: ignore[arg-type]
     else:
-        text = report.render_table(frame, title=title, columns=columns, fit=fit)  # type: ignore[arg-type]
+        text = report.render_table(frame, title=title, columns=columns, fit=True, drop_first=drop_first)  # type: ignore[arg-type]
     report.emit(text, output)
 
 
@@ -133,7 +134,14 @@ def offers(
         columns = ("provider", "region", "zone", *columns[2:])
     if available_only:
         columns = (*columns, "available_checked_at")
-    render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns, fit=not wide)
+    render(
+        frame,
+        fmt,
+        output,
+        title=f"{len(frame)} offerings",
+        columns=columns,
+        drop_first=OFFER_WIDE_DROP_ORDER if wide else (),
+    )
 
 
 def status(

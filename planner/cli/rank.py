@@ -90,6 +90,10 @@ HIDDEN_IN_TABLE = (
     "price_per_gpu_usd_per_hour",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
+# --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded).
+WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "p_no_interruption", "co2_kg",
+                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "nodes", "gpus_per_node",
+                   "notes")  # fmt: skip
 AvailableOpt = Annotated[
     bool,
     typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
@@ -142,7 +146,15 @@ def _render(
         return  # an empty table says nothing: the reason follows on stderr ("no option: ...")
     else:
         shown = report.with_gpu_label(table)
-        text = report.render_table(shown, title=title, columns=[c for c in view if c in shown.columns], fit=not wide)
+        text = report.render_table(
+            shown,
+            title=title,
+            columns=[c for c in view if c in shown.columns],
+            fit=True,
+            drop_first=WIDE_DROP_ORDER if wide else (),
+            # compare's compact "why" stays one line per row: cut with an ellipsis (CSV and JSON have all of it).
+            one_line=("why",),
+        )
     report.emit(text, output)
 
 
@@ -255,7 +267,7 @@ def rank(
         from planner.report import terminal_width, visible
 
         for line in result.headline_lines():
-            print(visible(line) if wide else textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
+            print(textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
     view = TABLE_VIEW if wide else COMPACT_VIEW
     table = result.table
     if fmt == "table":
@@ -342,7 +354,9 @@ def compare(
     # A choice without an option says why; the compact view shows only that (the options' own notes are --wide's).
     table = result.table
     if fmt == "table" and not wide:
-        table = table.assign(why=table["notes"].where(table["rank"].isna(), ""))
+        # The empty rank already says "no option": the cell starts with the reason itself.
+        why = table["notes"].where(table["rank"].isna(), "").map(lambda text: str(text).removeprefix("no option: "))
+        table = table.assign(why=why)
     view = wide_view if wide else ("choice", *COMPACT_VIEW, "why")
     _render(result, table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
     _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide, quiet=quiet)

@@ -213,6 +213,11 @@ def test_one_price_in_many_regions_is_one_row_of_the_table(fixture_catalog: Path
     with CatalogStore(seed=False) as store:
         store.write_snapshot("lambda", [make_offer(**lam, region=r) for r in ("us-east-1", "us-west-1", "us-south-1")],
                              source="fixture", as_of="2026-11-01T00:00:00+00:00")  # fmt: skip
+    import streamlit as st
+
+    # The app caches the catalog and answers for five minutes across runs: start from this store.
+    st.cache_data.clear()
+    st.cache_resource.clear()
     app = _app().run()  # type: ignore[attr-defined]
     assert not app.exception, app.exception
     table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
