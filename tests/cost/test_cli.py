@@ -181,7 +181,10 @@ def test_quiet_keeps_the_reason_for_no_option(stored: Path, cli: CliRun) -> None
     assert err.startswith("no option: no offering meets a 0.5-hour deadline") and err.count("\n") == 1, err
 
 
-def test_one_price_in_many_regions_is_one_table_row_and_every_region_in_csv_and_json(stored: Path, cli: CliRun) -> None:
+def test_one_price_in_many_regions_is_one_table_row_and_every_region_in_csv_and_json(
+    stored: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
     regions = ["us-east-1", "us-west-1", "us-south-1", "europe-central-1"]
     lam = {"provider": "lambda", "instance_type": "gpu_8x_h100_sxm5", "zone": "", "price_usd_per_hour": 23.92,
            "spot_price_usd_per_hour": None, "spot_interruption": None, "network_gbps": None}  # fmt: skip
