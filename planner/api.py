@@ -23,6 +23,7 @@ from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore
 from planner.cost.request import Estimator, RankRequest
 from planner.errors import InputError, StaleCatalogError
+from planner.report import WARNING_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,10 +96,30 @@ def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
 def stale_warnings(ages: dict[str, float]) -> list[str]:
     """One line per provider whose prices are older than STALE_AFTER_DAYS."""
     return [
-        f"warning: {provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh them "
-        "before buying"
+        f"{WARNING_PREFIX}{provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh "
+        "them before buying"
         for provider, age in sorted(ages.items())
         if age > STALE_AFTER_DAYS * 24
+    ]
+
+
+def tuned_stack_notes(stack: str, gpus: Sequence[str]) -> list[str]:
+    """A note when NVIDIA's tuned-stack speed-ups are applied to another vendor's GPU among ``gpus`` (canonical ids).
+
+    The tuned stack's factors are fitted on NVIDIA's own recipes (Megatron-Core/NeMo, Transformer Engine); nothing
+    measures them elsewhere, so the figures for those GPUs are an extrapolation and the user should know it.
+    """
+    from planner.hardware import gpu_table
+
+    if stack != "tuned":
+        return []
+    table = gpu_table()
+    others = sorted({gpu for gpu in gpus if gpu in table and table[gpu].vendor.lower() != "nvidia"})
+    if not others:
+        return []
+    return [
+        f"{WARNING_PREFIX}tuned stack figures are NVIDIA's recipes (Megatron-Core/NeMo); on {', '.join(others)} they "
+        "are not calibrated: NVIDIA's speed-up is assumed (stack typical leaves it out)"
     ]
 
 
@@ -265,10 +286,15 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
     own evidence (``measured`` with ``measured_on``, or ``efficiency``).
     """
+    from planner.hardware import GpuSpec, lookup
     from planner.perf.model import estimate as _estimate
     from planner.perf.options import ModelOptions
     from planner.perf.workloads import resolve_workload, split_options
 
+    if not isinstance(gpu, GpuSpec):
+        # Resolved here first so that an unknown name is reported as the ``gpu`` argument's (the model's own lookup
+        # does not know which argument it came from).
+        lookup(str(gpu), field="gpu")
     fields, rest = split_options(options)
     job = resolve_workload(workload, **fields)
     shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
@@ -276,7 +302,10 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     _refuse_unknown(
         rest, ("workload fields", "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
     )
-    return _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
+    caveats = [note.removeprefix(WARNING_PREFIX) for note in tuned_stack_notes(job.stack, [result.gpu])]
+    return replace(result, assumptions=[*caveats, *result.assumptions]) if caveats else result
 
 
 def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -353,7 +382,12 @@ def rank(
     return replace(
         result,
         catalog_as_of=as_of,
-        notes=[*selection.notes, *result.notes, *stale_warnings(ages)],
+        notes=[
+            *selection.notes,
+            *result.notes,
+            *tuned_stack_notes(job.stack, result.table["gpu"].unique().tolist() if len(result.table) else []),
+            *stale_warnings(ages),
+        ],
     )
 
 
@@ -383,7 +417,7 @@ def compare(
             raise InputError("is set by compare itself", field=name)
     key = "gpu" if gpus else "instance_type"
     names = [str(n) for n in (gpus or instance_types)]
-    choices = [(n, gpu_family(n)[0]) for n in names] if gpus else [(n, [n]) for n in names]
+    choices = [(n, gpu_family(n, "gpus")[0]) for n in names] if gpus else [(n, [n]) for n in names]
     filters: dict[str, Any] = {key: names}
     result = rank(workload, **filters, top=None, **constraints)
     relaxed = {k: v for k, v in constraints.items() if k not in ("deadline_hours", "budget_usd", "pricing", "by")}

@@ -40,7 +40,17 @@ class InputError(PlannerError, ValueError):
 
 
 class UnknownGpuError(InputError):
-    """A GPU name the resolver does not know."""
+    """A GPU name the resolver does not know.
+
+    Raised with ``field`` where the caller knows which argument named the GPU (``gpu``, ``gpus``); then the message
+    reads "gpu names an unknown GPU 'Z100' ...". Without a field (a provider's own spelling) it is the bare detail.
+    """
+
+    def __init__(self, name: str, hint: str = "", *, field: str | None = None) -> None:
+        self.name = name
+        self.hint = hint
+        text = f"unknown GPU {name!r}{hint}; `gpuplan gpus` lists the known ones"
+        super().__init__(f"names an {text}" if field else text, field=field)
 
 
 class CatalogError(PlannerError):

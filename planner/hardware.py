@@ -153,10 +153,11 @@ def _by_memory(default: GpuSpec, memory_gib: float) -> GpuSpec:
     return min(siblings, key=lambda spec: (abs(spec.memory_gib - memory_gib), spec.id != default.id))
 
 
-def lookup(name: str, memory_gib: float | None = None) -> Resolution:
+def lookup(name: str, memory_gib: float | None = None, *, field: str | None = None) -> Resolution:
     """Resolve any spelling of a GPU; ``memory_gib`` (per GPU, e.g. from a cloud API) picks the variant.
 
-    Raises ``UnknownGpuError`` with a did-you-mean suggestion.
+    Raises ``UnknownGpuError`` with a did-you-mean suggestion, naming ``field`` (the argument the user typed the
+    name into) when given.
     """
     key = _key(name)
     if key.startswith("nvidia") and key not in _aliases():
@@ -165,7 +166,7 @@ def lookup(name: str, memory_gib: float | None = None) -> Resolution:
     if found is None:
         shown = _display_names()
         hint = checks.suggestion(key, shown, shown)
-        raise UnknownGpuError(f"unknown GPU {name!r}{hint}; `gpuplan gpus` lists the known ones")
+        raise UnknownGpuError(name, hint, field=field)
     gpu_id, note = found
     spec = gpu_table()[gpu_id]
     if memory_gib is not None and abs(spec.memory_gib - memory_gib) > 4:
@@ -174,9 +175,9 @@ def lookup(name: str, memory_gib: float | None = None) -> Resolution:
     return Resolution(spec=spec, note=note)
 
 
-def resolve_gpu(name: str, memory_gib: float | None = None) -> GpuSpec:
-    """The canonical spec for any spelling of a GPU name (case-insensitive)."""
-    return lookup(name, memory_gib).spec
+def resolve_gpu(name: str, memory_gib: float | None = None, *, field: str | None = None) -> GpuSpec:
+    """The canonical spec for any spelling of a GPU name (case-insensitive); ``field`` as in ``lookup``."""
+    return lookup(name, memory_gib, field=field).spec
 
 
 def gpu_ids() -> list[str]:

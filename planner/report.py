@@ -45,8 +45,21 @@ OFFER_WIDE_COLUMNS = (
     "availability",
     "as_of",
 )
+# What `offers --wide` leaves out first when the terminal is too narrow for all of it.
+OFFER_WIDE_DROP_ORDER = (
+    "as_of",
+    "availability",
+    "spot_interruption",
+    "ram_gib",
+    "vcpus",
+    "network_gbps",
+    "interconnect",
+)
 
 FORMATS = ("table", "csv", "json")
+# A note that starts with this changes what the answer means (prices past their staleness threshold, a cloud left out
+# for want of a capacity figure); --quiet keeps these and drops the informational rest.
+WARNING_PREFIX = "warning: "
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -80,6 +93,11 @@ def to_csv(frame: pd.DataFrame) -> str:
         if not pd.api.types.is_numeric_dtype(safe[column]) and not pd.api.types.is_bool_dtype(safe[column]):
             safe[column] = safe[column].map(safe_cell)
     return str(safe.to_csv(index=False, lineterminator="\n"))
+
+
+def notes_to_show(notes: Sequence[str], *, quiet: bool) -> list[str]:
+    """``notes``, or with ``quiet`` only the warnings (notes starting with WARNING_PREFIX)."""
+    return [note for note in notes if not quiet or note.startswith(WARNING_PREFIX)]
 
 
 def _json_value(value: Any) -> Any:
@@ -167,6 +185,10 @@ TABLE_HEADERS: dict[str, str] = {
     "cost_low_usd": "low $",
     "cost_high_usd": "high $",
     "expected_interruptions": "interruptions",
+    "p_no_interruption": "P(none)",
+    "spot_risky": "risky",
+    "price_stale": "stale",
+    "available_now": "capacity",
     "gpu_memory_gib": "GiB/GPU",
     "gpu_count": "GPUs",
     "memory_gib": "GiB",
@@ -205,6 +227,46 @@ def with_gpu_label(frame: pd.DataFrame) -> pd.DataFrame:
         gpu_label(g, n, k) for g, n, k in zip(frame["gpu"], frame["gpus_per_node"], frame["nodes"], strict=True)
     ]
     return labelled
+
+
+# Columns that may differ between offerings shown as one table row: where they are sold (and when that region's price
+# was read). Every other column shown, and these, must be equal for rows to merge.
+REGION_COLUMNS = ("rank", "region", "zone", "price_as_of")
+SAME_OFFERING = ("provider", "instance_type", "gpu", "gpus_per_node", "nodes", "pricing", "price_usd_per_hour",
+                 "time_to_solution_hours", "cost_usd")  # fmt: skip
+
+
+def region_list(regions: Sequence[str]) -> str:
+    """'us-east-1 +16 more': the first region (the best-ranked) and how many others."""
+    return regions[0] if len(regions) == 1 else f"{regions[0]} +{len(regions) - 1} more"
+
+
+def collapse_regions(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Ranked options with one row per offering sold alike in several regions, for tables only.
+
+    Rows that agree on SAME_OFFERING (provider, instance type, GPUs, nodes, pricing, price, and so time and cost) and
+    on every other of the ``columns`` the table shows (default: all) but REGION_COLUMNS become the first of them, at
+    its rank: its region reads ``region_list`` of all of them, with ``regions`` (a count) and ``all_regions``
+    (comma-separated) added. The numbers are cost/rank.py's, nothing is recomputed; a region-dependent figure that
+    is shown (co2_kg in --wide) keeps its rows apart. CSV, JSON and the library keep every region's row.
+    """
+    import pandas as pd
+
+    if frame.empty:
+        return frame.assign(regions=pd.Series(dtype="int64"), all_regions=pd.Series(dtype=object))
+    compared = frame.columns if columns is None else [*SAME_OFFERING, *columns]
+    key_columns = [c for c in dict.fromkeys(compared) if c in frame.columns and c not in REGION_COLUMNS]
+    # Hashing the rows treats NaN as equal to NaN (a missing spot figure, a missing co2 value), unlike ==.
+    key = pd.util.hash_pandas_object(frame[key_columns], index=False).to_numpy()
+    groups = pd.Series(range(len(frame))).groupby(key, sort=False)
+    first = [int(positions.iloc[0]) for _, positions in groups]
+    regions = [frame["region"].iloc[list(positions)].astype(str).tolist() for _, positions in groups]
+    collapsed = frame.iloc[first].copy()
+    collapsed["region"] = [region_list(names) for names in regions]
+    collapsed["regions"] = [len(names) for names in regions]
+    collapsed["all_regions"] = [", ".join(names) for names in regions]
+    # Groups come in order of their first row: the table keeps the ranking's order.
+    return collapsed.reset_index(drop=True)
 
 
 def with_view_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -248,26 +310,69 @@ def terminal_width(default: int = 100) -> int:
     return shutil.get_terminal_size((default, 24)).columns
 
 
+# A text column folded to fit the terminal keeps at least its longest word, within these bounds (a one-line column
+# at least the lower one), and a column of sentences (notes) READABLE_TEXT_WIDTH: narrower, names break mid-word and
+# notes become a column of syllables, so lower-priority columns are left out first.
+LEAST_TEXT_WIDTH = 8
+LONGEST_WORD_KEPT = 20
+READABLE_TEXT_WIDTH = 30
+
+
 def render_table(
     frame: pd.DataFrame,
     *,
     title: str | None = None,
     columns: Sequence[str] | None = None,
     fit: bool = False,
+    drop_first: Sequence[str] = (),
+    one_line: Sequence[str] = (),
 ) -> str:
     """A rich table as text (right-aligned numbers, '-' for missing); every cell is shown as inert text.
 
-    ``fit``: a compact frame sized to the terminal (long cells fold). Otherwise the table is as wide as its
-    widest row, so no cell wraps (the user's terminal or pager scrolls); rich folds only past 400 columns.
+    ``fit``: a compact frame sized to the terminal: long text cells fold, and when even folded text would not fit,
+    the ``drop_first`` columns are left out in that order (lowest priority first) and the caption names them.
+    Otherwise the table is as wide as its widest row, so no cell wraps; rich folds only past 400 columns.
+    ``one_line``: text columns that never fold: their cells are cut to the width left, with an ellipsis.
     """
     import pandas as pd
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     shown = list(columns) if columns is not None else list(frame.columns)
+    numeric = {column: column in frame.columns and pd.api.types.is_numeric_dtype(frame[column]) for column in shown}
+    # Fitting the terminal, text may fold onto a second line; numbers, rank and pricing never do.
+    rigid = {column: numeric[column] or column in ("rank", "pricing") for column in shown}
+    headers = {column: TABLE_HEADERS.get(column, column) if fit else column for column in shown}
+    cells = {
+        column: [visible(_cell(value, column)) for value in frame[column].tolist()] if column in frame.columns else []
+        for column in shown
+    }
+    natural = {column: max([len(headers[column]), *(len(text) for text in cells[column])]) for column in shown}
+    width = terminal_width()
+    left_out: list[str] = []
+    if fit:
+        # Narrowest each column can get: numbers keep their width, text folds down to its longest word.
+        def least(column: str) -> int:
+            if rigid[column]:
+                return natural[column]
+            words = [len(word) for text in cells[column] for word in text.split()]
+            sentences = any(" " in text for text in cells[column])
+            least = max(LEAST_TEXT_WIDTH, min(LONGEST_WORD_KEPT, max(words, default=0)))
+            return min(natural[column], max(least, READABLE_TEXT_WIDTH) if sentences else least)
+
+        for column in drop_first:
+            if sum(least(c) for c in shown) + len(shown) - 1 <= width:
+                break
+            if column in shown:
+                shown.remove(column)
+                left_out.append(column)
     table = Table(
         title=plain_text(title) if title else None,
+        caption=plain_text(f"left out at this width: {', '.join(left_out)} (--format csv has them)")
+        if left_out
+        else None,
         show_lines=False,
         header_style="bold",
         box=box.SIMPLE_HEAD if fit else box.HEAVY_HEAD,
@@ -275,20 +380,26 @@ def render_table(
         show_edge=not fit,
         pad_edge=not fit,
     )
-    headers = [TABLE_HEADERS.get(column, column) if fit else column for column in shown]
-    for column, header in zip(shown, headers, strict=True):
-        numeric = column in frame.columns and pd.api.types.is_numeric_dtype(frame[column])
-        # Fitting the terminal, text may fold onto a second line; numbers, rank and pricing never do.
-        wraps = not fit or not (numeric or column in ("rank", "pricing"))
-        table.add_column(plain_text(header), justify="right" if numeric else "left", overflow="fold", no_wrap=not wraps)
-    widths = [len(header) for header in headers]
-    for row in frame[shown].itertuples(index=False, name=None):
-        cells = [plain_text(_cell(value, column)) for value, column in zip(row, shown, strict=True)]
-        widths = [max(width, cell.cell_len) for width, cell in zip(widths, cells, strict=True)]
-        table.add_row(*cells)
+    for column in shown:
+        if column in one_line:
+            # What the other columns leave of the terminal; the cell is cut there rather than folded.
+            room = width - sum(natural[c] for c in shown if c != column) - (len(shown) - 1)
+            table.add_column(
+                plain_text(headers[column]), overflow="ellipsis", no_wrap=True, max_width=max(LEAST_TEXT_WIDTH, room)
+            )
+            continue
+        table.add_column(
+            plain_text(headers[column]),
+            justify="right" if numeric[column] else "left",
+            overflow="fold",
+            no_wrap=fit and rigid[column],
+        )
+    for row in zip(*(cells[column] for column in shown), strict=True):
+        table.add_row(*(Text(text) for text in row))
     buffer = io.StringIO()
     # Fitted: the terminal's width, rich sizes the table naturally within it and folds text only when it must.
-    width = terminal_width() if fit else max(80, min(400, sum(widths) + 3 * len(shown) + 1))
+    if not fit:
+        width = max(80, min(400, sum(natural[c] for c in shown) + 3 * len(shown) + 1))
     Console(file=buffer, width=max(40, width), force_terminal=False, highlight=False).print(table)
     return buffer.getvalue()
 

@@ -104,3 +104,34 @@ def test_a_field_given_twice_names_it() -> None:
     with pytest.raises(InputError) as caught:
         planner.rank("llama-3-8b", tokens=1e9, request=planner.RankRequest(top=3), top=5)
     assert caught.value.field == "top" and "request" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["estimate", "-w", "llama-3-8b", "--gpu", "Z100"],
+        ["rank", "-w", "llama-3-8b", "--gpu", "Z100"],
+        ["compare", "-w", "llama-3-8b", "--gpu", "H100", "--gpu", "Z100"],
+        ["offers", "--gpu", "Z100"],
+    ],
+)
+def test_an_unknown_gpu_names_the_flag_and_suggests(cli: CliRun, args: list[str]) -> None:
+    code, out, err = cli(*args)
+    assert code == 2 and out == "", (code, err)
+    assert err.startswith("error: --gpu names an unknown GPU 'Z100' (did you mean ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: planner.estimate("llama-3-8b", gpu="Z100"), "gpu"),
+        (lambda: planner.rank("llama-3-8b", tokens=1e9, gpu="Z100"), "gpu"),
+        (lambda: planner.offers(gpu="Z100"), "gpu"),
+        (lambda: planner.compare("llama-3-8b", tokens=1e9, gpus=["H100", "Z100"]), "gpus"),
+    ],
+)
+def test_an_unknown_gpu_names_the_field_and_stays_an_unknown_gpu_error(call: Any, field: str) -> None:
+    with pytest.raises(planner.UnknownGpuError) as caught:
+        call()
+    assert caught.value.field == field
+    assert str(caught.value).startswith(f"{field} names an unknown GPU 'Z100' (did you mean ")

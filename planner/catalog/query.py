@@ -11,6 +11,7 @@ from planner import checks
 from planner.catalog.schema import PROVIDERS
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
+from planner.report import WARNING_PREFIX
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,9 +95,12 @@ class Selection:
     asked: str = ""
 
 
-def gpu_family(name: str) -> tuple[list[str], str | None]:
-    """Canonical ids a GPU filter matches: a bare family name (``H100``) matches every variant of it."""
-    resolved = lookup(name)
+def gpu_family(name: str, field: str = "gpu") -> tuple[list[str], str | None]:
+    """Canonical ids a GPU filter matches: a bare family name (``H100``) matches every variant of it.
+
+    ``field`` is the argument the name came from, for the unknown-GPU error (``gpus`` in compare).
+    """
+    resolved = lookup(name, field=field)
     if resolved.note is None:
         return [resolved.spec.id], None
     family = resolved.spec.id.split("-")[0]
@@ -158,7 +162,7 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
     if spec.gpus:
         wanted: list[str] = []
         for name in spec.gpus:
-            members, note = gpu_family(str(name))
+            members, note = gpu_family(str(name), FILTER_ARGUMENTS["gpus"])
             wanted.extend(members)
             if note:
                 notes.append(note)
@@ -183,7 +187,10 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
         silent = sorted(set(considered["provider"]) - known)
         if silent:
             # Say so rather than let a whole cloud vanish without a reason.
-            notes.append(f"left out {', '.join(silent)}: no capacity figure (only lambda reports capacity on refresh)")
+            notes.append(
+                f"{WARNING_PREFIX}left out {', '.join(silent)}: no capacity figure (only lambda reports capacity on "
+                "refresh)"
+            )
         mask &= (frame["available_now"] == "true").to_numpy()
     kept = frame if mask.all() else frame.loc[mask]
     return Selection(offers=kept, notes=notes, asked=_describe(spec))

@@ -10,8 +10,8 @@ import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
-from planner.cli.rank import MaxAgeOpt
-from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS
+from planner.cli.rank import MaxAgeOpt, QuietOpt
+from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS, OFFER_WIDE_DROP_ORDER
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
 OutputOpt = Annotated[
@@ -35,9 +35,10 @@ def render(
     *,
     title: str,
     columns: tuple[str, ...] | None = None,
-    fit: bool = True,
+    drop_first: tuple[str, ...] = (),
 ) -> None:
-    """Table (fitted to the terminal unless ``fit`` is False), CSV or JSON of ``frame`` to stdout or ``output``."""
+    """Table fitted to the terminal (``drop_first`` columns left out first when it is too narrow), CSV or JSON of
+    ``frame`` to stdout or ``output``."""
     from planner import report
 
     report.check_format(fmt)
@@ -46,7 +47,7 @@ def render(
     elif fmt == "json":
         text = report.to_json(frame)  # type: ignore[arg-type]
     else:
-        text = report.render_table(frame, title=title, columns=columns, fit=fit)  # type: ignore[arg-type]
+        text = report.render_table(frame, title=title, columns=columns, fit=True, drop_first=drop_first)  # type: ignore[arg-type]
     report.emit(text, output)
 
 
@@ -101,6 +102,7 @@ def offers(
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """List GPU offerings of AWS, Google Cloud, Azure, Lambda and Paperspace from the catalog, cheapest first."""
     from planner.api import offers_with_notes
@@ -118,11 +120,11 @@ def offers(
         by_zone=by_zone,
         available_only=available_only,
     )
-    from planner.report import check_format
+    from planner.report import check_format, notes_to_show
 
     check_format(fmt)
     frame, notes = offers_with_notes(spec, max_age_hours=max_age)
-    for message in notes:
+    for message in notes_to_show(notes, quiet=quiet):
         note(message)
     if frame.empty:
         note("no offering matches these filters")
@@ -132,7 +134,14 @@ def offers(
         columns = ("provider", "region", "zone", *columns[2:])
     if available_only:
         columns = (*columns, "available_checked_at")
-    render(frame, fmt, output, title=f"{len(frame)} offerings", columns=columns, fit=not wide)
+    render(
+        frame,
+        fmt,
+        output,
+        title=f"{len(frame)} offerings",
+        columns=columns,
+        drop_first=OFFER_WIDE_DROP_ORDER if wide else (),
+    )
 
 
 def status(

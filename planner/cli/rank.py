@@ -91,12 +91,24 @@ HIDDEN_IN_TABLE = (
     "price_per_gpu_usd_per_hour",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
+# --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded).
+WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "p_no_interruption", "co2_kg",
+                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "nodes", "gpus_per_node",
+                   "notes")  # fmt: skip
 AvailableOpt = Annotated[
     bool,
     typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
 ]
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Table: every column (GPUs per node, cost range, interruptions, notes).")
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="On stderr only warnings that change the answer (stale prices, clouds left out) and why nothing fits.",
+    ),
 ]
 DEFAULT_TABLE_TOP = 20
 
@@ -135,15 +147,28 @@ def _render(
         return  # an empty table says nothing: the reason follows on stderr ("no option: ...")
     else:
         shown = report.with_gpu_label(table)
-        text = report.render_table(shown, title=title, columns=[c for c in view if c in shown.columns], fit=not wide)
+        text = report.render_table(
+            shown,
+            title=title,
+            columns=[c for c in view if c in shown.columns],
+            fit=True,
+            drop_first=WIDE_DROP_ORDER if wide else (),
+            # compare's compact "why" stays one line per row: cut with an ellipsis (CSV and JSON have all of it).
+            one_line=("why",),
+        )
     report.emit(text, output)
 
 
-def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool) -> None:
-    """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing."""
-    for message in result.notes:
+def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool, quiet: bool) -> None:
+    """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing.
+
+    ``quiet`` keeps only the warnings and the reason for nothing: the rest is already in the data or the JSON.
+    """
+    from planner.report import notes_to_show
+
+    for message in notes_to_show(result.notes, quiet=quiet):
         note(message)
-    if fmt == "table":
+    if fmt == "table" and not quiet:
         if shown < total:
             note(f"showing {shown} of {total} options; --top K or --format csv for more")
         if not wide and shown:
@@ -202,6 +227,7 @@ def rank(
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Rank every offering for a training job by cost per run (or time), under a deadline and a budget."""
     from planner import report
@@ -243,11 +269,19 @@ def rank(
         from planner.report import terminal_width, visible
 
         for line in result.headline_lines():
-            print(visible(line) if wide else textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
-    table = result.table.head(shown_top) if shown_top is not None else result.table
+            print(textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
+    view = TABLE_VIEW if wide else COMPACT_VIEW
+    table = result.table
+    if fmt == "table":
+        # One row for an offering sold alike in many regions (Lambda's one price in 17); CSV and JSON keep each.
+        table = report.collapse_regions(table, view)
+    table = table.head(shown_top) if shown_top is not None else table
     title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
-    _render(result, table, fmt, output, title, TABLE_VIEW if wide else COMPACT_VIEW, wide=wide)
-    _finish(result, fmt, shown=len(table), total=total, wide=wide)
+    _render(result, table, fmt, output, title, view, wide=wide)
+    shown = int(table["regions"].sum()) if "regions" in table.columns else len(table)
+    if fmt == "table" and shown > len(table) and not quiet:
+        note("offerings sold alike in several regions are one row (region '+N more'); --format csv or json lists each")
+    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet)
 
 
 def compare(
@@ -289,6 +323,7 @@ def compare(
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
     from planner import report
@@ -322,10 +357,12 @@ def compare(
     # A choice without an option says why; the compact view shows only that (the options' own notes are --wide's).
     table = result.table
     if fmt == "table" and not wide:
-        table = table.assign(why=table["notes"].where(table["rank"].isna(), ""))
+        # The empty rank already says "no option": the cell starts with the reason itself.
+        why = table["notes"].where(table["rank"].isna(), "").map(lambda text: str(text).removeprefix("no option: "))
+        table = table.assign(why=why)
     view = wide_view if wide else ("choice", *COMPACT_VIEW, "why")
     _render(result, table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
-    _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide)
+    _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide, quiet=quiet)
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:

@@ -176,6 +176,13 @@ def summarise_exclusions(
     )
 
 
+def long_run_hours(spot_warning_hours: float | None) -> float:
+    """The run length past which an option carries a long-run note: the request's, else the spot model's bound."""
+    from planner.cost.spot import spot_model
+
+    return spot_model().spot_warning_hours if spot_warning_hours is None else spot_warning_hours
+
+
 def option_notes(
     spot: npt.NDArray[np.bool_],
     bucket: npt.NDArray[np.int64],
@@ -187,17 +194,19 @@ def option_notes(
     wall_hours: npt.NDArray[np.float64],
     spot_warning_hours: float | None,
 ) -> npt.NDArray[np.object_]:
-    """Short per-option notes: spot band and its source, risk flag, long spot run, multi-node network, catalog flags.
+    """Short per-option notes: spot band and its source, risk flag, long run, multi-node network, catalog flags.
 
     Built once per distinct combination, then gathered: options outnumber the combinations by far.
     """
     import numpy as np
     import pandas as pd
 
-    from planner.cost.spot import band_for, spot_model
+    from planner.cost.spot import band_for
 
-    bound = spot_model().spot_warning_hours if spot_warning_hours is None else spot_warning_hours
-    long_run = spot & (wall_hours > bound)
+    bound = long_run_hours(spot_warning_hours)
+    # One bound for both pricings: a long on-demand run is not reclaimed, but its hosts still get maintenance events
+    # and fail, so it needs the same checkpointing discipline (a note, not a cost: nothing here prices the stops).
+    long_run = wall_hours > bound
     flag_codes, flag_names = pd.factorize(flags)
     network_codes, network_values = pd.factorize(network, use_na_sentinel=False)
     provider_codes, provider_names = pd.factorize(providers)
@@ -239,6 +248,11 @@ def option_notes(
                 parts.append("RISKY: the high scenario more than doubles time or cost")
             if is_long:
                 parts.append(f"over {bound:g} h on spot: needs checkpoints and automatic restarts")
+        elif is_long:
+            parts.append(
+                f"over {bound:g} h on demand: host maintenance or a failure can stop the run; checkpoint regularly "
+                "and consider splitting it"
+            )
         if n > 1:
             parts.append(f"{n} nodes over {float(network_values[network_code]):g} Gbit/s")
         if flag_code >= 0 and flag_names[flag_code]:
@@ -259,6 +273,8 @@ def assumptions_for(workload: Workload, request: RankRequest) -> list[str]:
         f"billing: {billing_text()}",
         "cost = instances x billed hours x price per instance-hour; totals are sums of the cost lines",
         "zones of one region collapse to the cheapest; prices are catalog prices (no discounts, storage or egress)",
+        f"runs over {long_run_hours(request.spot_warning_hours):g} h carry a note: on demand, host maintenance or a "
+        "failure can stop them (not priced); on spot they need checkpoints and automatic restarts",
     ]
     if request.pricing != "on-demand":
         lines += spot_assumptions(
@@ -314,7 +330,7 @@ def spot_assumptions(
         else f"every {checkpoint_interval_hours:g} h (as set)"
     )
     wait_low, wait, wait_high = model.capacity_wait_hours
-    bound = model.spot_warning_hours if warning_hours is None else warning_hours
+    bound = long_run_hours(warning_hours)
     return [
         f"spot hazard bands, reclaims per node-hour (low-high scenario): {bands}",
         rate_text,

@@ -78,8 +78,8 @@ class RankRequest:
     label, ``default_interruption_rate`` where it has none, or ``interruption_rate_per_node_hour`` (from one's own
     history) everywhere; checkpoints of the job's state are written at ``checkpoint_storage_gbps`` per node every
     ``checkpoint_interval_hours`` (None: the Young/Daly interval); each stop costs rework,
-    ``restart_overhead_hours`` and a wait for capacity. Spot runs longer than ``spot_warning_hours`` (None: the
-    data table's bound) carry a warning.
+    ``restart_overhead_hours`` and a wait for capacity. Runs longer than ``spot_warning_hours`` (None: the
+    data table's bound) carry a note: spot ones need checkpoints and restarts, on-demand ones face host maintenance.
     """
 
     deadline_hours: float | None = None

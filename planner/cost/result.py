@@ -94,9 +94,11 @@ class RankResult:
         """
         if self.empty:
             return None, None
-        pricing = self.table["pricing"]
-        on_demand = self.table[pricing == "on-demand"]
-        spot = self.table[pricing == "spot"]
+        # compare's table also holds a row per choice without an option (no rank): never a headline.
+        options = self.table[self.table["rank"].notna()]
+        pricing = options["pricing"]
+        on_demand = options[pricing == "on-demand"]
+        spot = options[pricing == "spot"]
         safe = spot[~spot["spot_risky"].astype(bool)]
         best_spot = safe if len(safe) else spot
         return (

@@ -230,7 +230,9 @@ def _answer(result: RankResult, form: PlanForm) -> None:
     _headline_pair(result)
     st.subheader(f"{len(view)} options, {int(view['pareto'].sum())} on the cost/time Pareto front")
     st.altair_chart(_chart(view), width="stretch")
-    st.dataframe(view[[c for c in SHOWN_COLUMNS if c in view.columns]], hide_index=True, column_config=COLUMN_CONFIG)
+    # One row for an offering sold alike in many regions ("us-east-1 +16 more"); the CSV download keeps each region.
+    rows = report.collapse_regions(view, SHOWN_COLUMNS)
+    st.dataframe(rows[[c for c in SHOWN_COLUMNS if c in rows.columns]], hide_index=True, column_config=COLUMN_CONFIG)
     st.download_button("Download CSV", report.to_csv(result.table), file_name="gpu-plan.csv", mime="text/csv")
     with st.expander("Cost lines of the best option"):
         st.dataframe(pd.DataFrame([line.__dict__ for line in result.cost_lines(1)]), hide_index=True)
@@ -273,11 +275,11 @@ def render_plan_page() -> None:
     except PlannerError as exc:
         st.error(str(exc))
         return
-    # Stale-price warnings go in one box (the provider ages are in the caption above); other notes as captions.
-    stale = [m.removeprefix("warning: ") for m in result.notes if m.startswith("warning: ")]
-    if stale:
-        st.warning(markdown_text("; ".join(stale)))
-    for message in (m for m in result.notes if not m.startswith("warning: ")):
+    # Warnings (stale prices, a cloud left out for want of a capacity figure) go in one box; other notes as captions.
+    warnings = [m.removeprefix(report.WARNING_PREFIX) for m in result.notes if m.startswith(report.WARNING_PREFIX)]
+    if warnings:
+        st.warning(markdown_text("; ".join(warnings)))
+    for message in (m for m in result.notes if not m.startswith(report.WARNING_PREFIX)):
         st.caption(markdown_text(message))
     _answer(result, form)
     if len(result.excluded):

@@ -151,3 +151,52 @@ def test_rank_by_co2_with_own_interruption_rate(stored: Path, cli: CliRun) -> No
     assert all(o["expected_interruptions"] == 0 for o in payload["options"])
     assert payload["headline"][0].startswith("best on-demand: ")
     assert any("your interruption rate 0 per node-hour" in line for line in payload["assumptions"])
+
+
+@pytest.mark.parametrize("command", [["rank", *JOB], ["compare", *JOB, "--gpu", "H100", "--gpu", "L4"]])
+def test_quiet_keeps_only_the_warnings_that_change_the_answer(stored: Path, cli: CliRun, command: list[str]) -> None:
+    # One cloud's prices past the staleness threshold: a warning that changes what the answer is worth.
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot("gcp", [make_offer(provider="gcp", instance_type="a3-highgpu-8g", region="us-central1",
+                             zone="", host_price_usd_per_hour=10.0, gpu_price_usd_per_hour=78.0,
+                             price_usd_per_hour=88.0, spot_price_usd_per_hour=None, spot_interruption=None,
+                             as_of="2026-01-01T00:00:00+00:00")],
+                             source="fixture-gcp", as_of="2026-01-01T00:00:00+00:00")  # fmt: skip
+    code, out, err = cli(*command)
+    assert code == 0
+    assert "prices as of" in err and "- billing: " in err and "warning: gcp prices are" in err
+    code, quiet_out, quiet_err = cli(*command, "--quiet")
+    assert code == 0 and quiet_out == out
+    assert [line for line in quiet_err.splitlines() if line] == [
+        line for line in err.splitlines() if line.startswith("warning: ")
+    ]
+    assert quiet_err.startswith("warning: gcp prices are")
+    code, _, short_err = cli(*command, "-q")
+    assert short_err == quiet_err
+
+
+def test_quiet_keeps_the_reason_for_no_option(stored: Path, cli: CliRun) -> None:
+    code, _, err = cli(*["rank", *JOB, "--deadline-hours", "0.5", "-q"])
+    assert code == 1
+    assert err.startswith("no option: no offering meets a 0.5-hour deadline") and err.count("\n") == 1, err
+
+
+def test_one_price_in_many_regions_is_one_table_row_and_every_region_in_csv_and_json(
+    stored: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    regions = ["us-east-1", "us-west-1", "us-south-1", "europe-central-1"]
+    lam = {"provider": "lambda", "instance_type": "gpu_8x_h100_sxm5", "zone": "", "price_usd_per_hour": 23.92,
+           "spot_price_usd_per_hour": None, "spot_interruption": None, "network_gbps": None}  # fmt: skip
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot("lambda", [make_offer(**lam, region=r) for r in regions], source="fixture-lambda",
+                             as_of="2026-11-01T00:00:00+00:00")  # fmt: skip
+    code, out, err = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand"])
+    assert code == 0
+    rows = [line for line in out.splitlines() if "gpu_8x_h100_sxm5" in line and line.lstrip()[:1].isdigit()]
+    assert len(rows) == 1 and " +3 more " in rows[0], out
+    assert "sold alike in several regions are one row" in err
+    code, out, _ = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand", "--format", "csv"])
+    assert sorted(r["region"] for r in csv.DictReader(io.StringIO(out))) == sorted(regions)
+    code, out, _ = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand", "--format", "json"])
+    assert sorted(r["region"] for r in json.loads(out)["options"]) == sorted(regions)

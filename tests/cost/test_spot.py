@@ -168,6 +168,24 @@ def test_a_long_spot_run_warns() -> None:
     assert "on spot:" not in relaxed["notes"]
 
 
+def _on_demand_row(**options: object) -> pd.Series:
+    catalog = pd.DataFrame([make_offer(spot_price_usd_per_hour=None, spot_interruption=None)])
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), pricing="on-demand", **options)  # type: ignore[arg-type]
+    return result.table.iloc[0]
+
+
+def test_a_long_on_demand_run_gets_a_note_not_a_cost() -> None:
+    short = _on_demand_row(tokens=2e8)
+    assert short["time_to_solution_hours"] < 72 and "on demand" not in short["notes"]
+    long = _on_demand_row(tokens=4e10)
+    assert long["time_to_solution_hours"] > 72
+    assert "over 72 h on demand: host maintenance or a failure can stop the run; checkpoint regularly" in long["notes"]
+    assert "on spot" not in long["notes"]
+    # A note only: the cost is the billed hours at the on-demand price, as without it.
+    relaxed = _on_demand_row(tokens=4e10, spot_warning_hours=1000.0)
+    assert "on demand:" not in relaxed["notes"] and relaxed["cost_usd"] == long["cost_usd"]
+
+
 def test_headline_pairs_the_best_on_demand_with_the_best_safe_spot_option() -> None:
     result = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, max_nodes=2)
     on_demand, best_spot = result.headline()

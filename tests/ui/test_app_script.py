@@ -225,3 +225,21 @@ def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: P
     assert {"p5.48xlarge", "g2-standard-8"} <= set(offers["instance_type"])
     assert app.get("vega_lite_chart")  # type: ignore[attr-defined]
     assert any("snapshot holds this offering" in c.value for c in app.caption)
+
+
+def test_one_price_in_many_regions_is_one_row_of_the_table(fixture_catalog: Path) -> None:
+    lam = {"provider": "lambda", "instance_type": "gpu_8x_h100_sxm5", "zone": "", "price_usd_per_hour": 23.92,
+           "spot_price_usd_per_hour": None, "spot_interruption": None, "network_gbps": None}  # fmt: skip
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot("lambda", [make_offer(**lam, region=r) for r in ("us-east-1", "us-west-1", "us-south-1")],
+                             source="fixture", as_of="2026-11-01T00:00:00+00:00")  # fmt: skip
+    import streamlit as st
+
+    # The app caches the catalog and answers for five minutes across runs: start from this store.
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    app = _app().run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
+    lambda_rows = table[table["provider"] == "lambda"]
+    assert len(lambda_rows) == 1 and lambda_rows["region"].iloc[0].endswith(" +2 more")
