@@ -49,7 +49,25 @@ def process_seconds(argv: list[str], env: dict[str, str], repeat: int = 7) -> fl
     return statistics.median(times)
 
 
-def floor_seconds(env: dict[str, str]) -> float:
+def floor_argv() -> list[str]:
     """The floor a CLI command is compared with: python + pandas + reading the bundled snapshot."""
     snapshot = sorted(str(p) for p in (REPO / "data" / "catalog").glob("*.csv"))
-    return process_seconds([sys.executable, "-c", f"import pandas as pd; [pd.read_csv(p) for p in {snapshot!r}]"], env)
+    return [sys.executable, "-c", f"import pandas as pd; [pd.read_csv(p) for p in {snapshot!r}]"]
+
+
+def floor_seconds(env: dict[str, str]) -> float:
+    """Median wall time of the floor process."""
+    return process_seconds(floor_argv(), env)
+
+
+def paired_seconds(argv: list[str], env: dict[str, str], repeat: int = 9) -> tuple[float, float]:
+    """Median wall times of the floor and of ``argv``, run alternately so that a change in the machine's load
+    (two cores, shared) falls on both rather than on whichever ran second."""
+    floor: list[float] = []
+    command: list[float] = []
+    for _ in range(repeat):
+        for target, times in ((floor_argv(), floor), (argv, command)):
+            start = time.perf_counter()
+            subprocess.run(target, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - start)
+    return statistics.median(floor), statistics.median(command)

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from _common import floor_seconds, median_ms, process_seconds, synthetic  # noqa: E402
+from _common import median_ms, paired_seconds, process_seconds, synthetic  # noqa: E402
 
 from planner.api import load_catalog  # noqa: E402
 from planner.catalog.query import OfferFilter, filter_offers  # noqa: E402
@@ -41,9 +41,8 @@ def main() -> None:
         imported = process_seconds([python, "-c", "import planner"], env)
         print(f"import planner: {(imported - bare) * 1000:.1f} ms over a bare interpreter")
 
-        floor = floor_seconds(env)
         subprocess.run([python, "-m", "planner", "catalog", "status"], env=env, check=True, stdout=subprocess.DEVNULL)
-        cli = process_seconds([python, "-m", "planner", "offers", "--gpu", "H100", "--format", "csv"], env)
+        floor, cli = paired_seconds([python, "-m", "planner", "offers", "--gpu", "H100", "--format", "csv"], env)
         print(f"floor (python + pandas + read snapshot): {floor * 1000:.0f} ms")
         print(f"gpuplan offers --gpu H100 --format csv: {cli * 1000:.0f} ms")
         print(f"  ratio to floor: {cli / floor:.2f}x (target <= 1.5x)")

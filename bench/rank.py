@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from _common import floor_seconds, median_ms, process_seconds, synthetic  # noqa: E402
+from _common import median_ms, paired_seconds, synthetic  # noqa: E402
 
 from planner.api import load_catalog, rank  # noqa: E402
 
@@ -46,10 +46,9 @@ def main() -> None:
         print(f"  rank llama-3-8b --deadline-hours 24 --top 20: median {ms:.1f} ms")
 
         python = sys.executable
-        floor = floor_seconds(env)
         argv = [python, "-m", "planner", "rank", *CLI_JOB, "--format", "csv"]
         subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)  # seeds the store once
-        cli = process_seconds(argv, env)
+        floor, cli = paired_seconds(argv, env)
         print(f"floor (python + pandas + read snapshot): {floor * 1000:.0f} ms")
         print(f"gpuplan rank {' '.join(CLI_JOB)} --format csv: {cli * 1000:.0f} ms")
         print(f"  ratio to floor: {cli / floor:.2f}x (target <= 1.5x)")

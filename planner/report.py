@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -89,9 +90,11 @@ def to_csv(frame: pd.DataFrame) -> str:
     import pandas as pd
 
     safe = frame.copy()
+    # A ranking repeats a few texts (providers, regions, notes) over thousands of rows: escape each text once.
+    escape = functools.lru_cache(maxsize=None)(safe_cell)
     for column in safe.columns:
         if not pd.api.types.is_numeric_dtype(safe[column]) and not pd.api.types.is_bool_dtype(safe[column]):
-            safe[column] = safe[column].map(safe_cell)
+            safe[column] = safe[column].map(escape)
     return str(safe.to_csv(index=False, lineterminator="\n"))
 
 

@@ -63,6 +63,7 @@ def set_perf_params(params: dict[str, Any] | None) -> None:
     if params is not None:
         _OVERRIDE.append(params)
     _estimate.cache_clear()
+    _min_gpus_to_fit.cache_clear()
 
 
 @cache
@@ -629,7 +630,9 @@ def _sharding_text(plan: Plan) -> str:
     return " (distributed optimizer, ZeRO-1/2)" if plan.zero1 else ""
 
 
+@lru_cache(maxsize=1024)
 def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node: int) -> int | None:
+    """The smallest power-of-two GPU count on which the job fits (a ranking asks once per GPU, not per count)."""
     usable = _usable_bytes(spec)
     count = 1
     while count <= 65536:
