@@ -350,7 +350,7 @@ def main() -> None:
     ]
     for label, figure, sense, target in checks:
         met = figure <= target if sense == "<=" else figure >= target
-        print(f"  {label:52s} {figure:6.1f}  target {sense} {target:g}  {'met' if met else 'MISSED'}")
+        print(f"  {label:52s} {figure:6.2f}  target {sense} {target:g}  {'met' if met else 'MISSED'}")
     per_gpu_medians = [_errors(rows, by_gpu, _gpu_filter(gpu)).median for gpu in sorted({r.gpu.id for r in rows})]
     summary = {
         "estimate_loso_median_ape": round(overall_loso, 2),
