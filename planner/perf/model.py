@@ -624,6 +624,15 @@ def _choose(
     return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, False)
 
 
+def _nodes_text(gpus: int, per_node: int) -> str:
+    """'1 node of 8 GPUs', '4 nodes of 8 GPUs', or with a partial last node '2 nodes (8 + 4 GPUs)'."""
+    full, rest = divmod(gpus, per_node)
+    if rest == 0:
+        return f"{full} node{'s' if full > 1 else ''} of {per_node} GPUs"
+    shares = " + ".join([str(per_node)] * full + [str(rest)]) if full <= 3 else f"{full} x {per_node} + {rest}"
+    return f"{full + 1} nodes ({shares} GPUs)"
+
+
 def _sharding_text(plan: Plan) -> str:
     if plan.sharded:
         return " (FSDP/ZeRO-3 sharded)"
@@ -840,7 +849,8 @@ def _estimate(
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
         wl.software_text,
         layout,
-        f"{nodes} node(s) of {per_node} GPUs, {link} inside a node"
+        _nodes_text(gpus, per_node)
+        + f", {link} inside a node"
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
         "throughput from dense peak x fitted efficiency and HBM bandwidth (data/perf_params.json)",
         f"energy at the node's wall = GPUs x TDP {spec.tdp_w:g} W x node factor {factor:.2f} (measured MLPerf "

@@ -120,3 +120,10 @@ def test_recompute_is_a_checked_workload_field() -> None:
     with pytest.raises(InputError) as caught:
         get_workload("resnet50", recompute="on")
     assert caught.value.field == "recompute" and "transformer" in str(caught.value)
+
+
+def test_the_node_line_says_how_the_gpus_split_over_nodes() -> None:
+    lines = {n: estimate("llama-3-8b", "H100", n).assumptions for n in (8, 12, 64)}
+    assert any(line.startswith("1 node of 8 GPUs") for line in lines[8])
+    assert any(line.startswith("2 nodes (8 + 4 GPUs)") for line in lines[12])
+    assert any(line.startswith("8 nodes of 8 GPUs") for line in lines[64])
