@@ -55,11 +55,6 @@ def floor_argv() -> list[str]:
     return [sys.executable, "-c", f"import pandas as pd; [pd.read_csv(p) for p in {snapshot!r}]"]
 
 
-def floor_seconds(env: dict[str, str]) -> float:
-    """Median wall time of the floor process."""
-    return process_seconds(floor_argv(), env)
-
-
 def paired_seconds(argv: list[str], env: dict[str, str], repeat: int = 9) -> tuple[float, float]:
     """Median wall times of the floor and of ``argv``, run alternately so that a change in the machine's load
     (two cores, shared) falls on both rather than on whichever ran second."""

@@ -197,11 +197,15 @@ def main() -> None:
     # Cross-validation refits from the priors, never from the bundled (already fitted) coefficients.
     in_sample = dict(enumerate(calibration.predict_with(bundled, rows)))
     in_sample_est = {i: calibration.predict_through_estimate(row) for i, row in enumerate(rows)}
-    cv_gpu = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.gpu.id, bundled, fit_cap=FIT_CAP)
-    cv_source = calibration.cross_validate_both(
-        rows, calibration.PRIORS, lambda row: row.source_name, bundled, fit_cap=FIT_CAP
+    cv_gpu = calibration.cross_validate_both(
+        rows, calibration.PRIORS, lambda row: row.gpu.id, bundled, fit_cap=FIT_CAP, auto_recompute=True
     )
-    cv_arch = calibration.cross_validate_both(rows, calibration.PRIORS, _architecture, bundled, fit_cap=FIT_CAP)
+    cv_source = calibration.cross_validate_both(
+        rows, calibration.PRIORS, lambda row: row.source_name, bundled, fit_cap=FIT_CAP, auto_recompute=True
+    )
+    cv_arch = calibration.cross_validate_both(
+        rows, calibration.PRIORS, _architecture, bundled, fit_cap=FIT_CAP, auto_recompute=True
+    )
     # 10-fold CV grouped by job (every GPU and GPU count of one job lands in the same fold): stricter than
     # row-level k-fold, since no measurement of a held-out job is ever seen in training.
     cv_fold = calibration.cross_validate_both(

@@ -579,12 +579,15 @@ def cross_validate_both(
     bundled: dict[str, Any],
     *,
     fit_cap: int | None = None,
+    auto_recompute: bool = False,
 ) -> HeldOut:
     """Hold out each group of ``key``, fit on the rest, and predict the held-out rows on their published layouts
     (``throughput_with_plan``) and through ``estimate()`` from what a user types, with and without the source's
     activation-checkpointing setting (one fit serves all three).
 
-    ``fit_cap`` thins each source to about that many rows for fitting (every held-out row is still predicted)."""
+    ``fit_cap`` thins each source to about that many rows for fitting (every held-out row is still predicted);
+    ``auto_recompute`` also predicts with activation checkpointing left to ``estimate()`` (else ``through_auto`` is
+    empty)."""
     groups: dict[str, list[int]] = defaultdict(list)
     for index, row in enumerate(rows):
         groups[key(row)].append(index)
@@ -600,7 +603,8 @@ def cross_validate_both(
             for index in members:
                 layout[index] = predict(rows[index])
                 through[index] = predict_through_estimate(rows[index])
-                through_auto[index] = predict_through_estimate(rows[index], source_recompute=False)
+                if auto_recompute:
+                    through_auto[index] = predict_through_estimate(rows[index], source_recompute=False)
         finally:
             model.set_perf_params(None)
     return HeldOut(layout, through, through_auto)
