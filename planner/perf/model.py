@@ -33,10 +33,11 @@ GIB = 1024.0**3
 RESERVED_GIB = 1.5
 FRAGMENTATION = 0.92
 COLLECTIVE_HEADROOM = 0.03
-# Matmul efficiency (best measured GEMM rate over the datasheet peak) of the GPUs the calibration rests on: H100 SXM
-# 80.3%, A100 SXM 86.9% (data/gpu_ceilings.csv). A GPU whose measured ceiling is a smaller share of its peak (power
-# capped T4, MI300X, GB200) gets its peak scaled down by the difference; none is scaled up.
-REFERENCE_MATMUL_EFFICIENCY = 0.80
+# A GPU's speed is its datasheet peak scaled by its measured matmul ceiling (best GEMM rate over the peak) relative
+# to the A100 SXM's (271.2 of 312 TFLOP/s, data/gpu_ceilings.csv), the GPU most calibration rows ran on. Power-capped
+# parts (T4, L4: about 40-60%) and the H100 (80%) sustain less of their peak; GeForce cards, which boost above their
+# rated clock, more (RTX 3090: 108%).
+REFERENCE_GPU = "A100-80GB"
 # Of mixed-precision Adam's 16 bytes per parameter, the FP32 master weights and two moments (ZeRO paper, Rajbhandari
 # et al. 2020: 12 of 16) are what a distributed optimizer shards.
 OPTIMIZER_SHARE = 12.0 / 16.0
@@ -76,17 +77,38 @@ def matmul_ceilings() -> dict[tuple[str, str], float]:
     return table
 
 
-def matmul_derate(spec: GpuSpec, precision: str) -> float:
-    """Share of the datasheet peak a GPU sustains relative to the calibrated GPUs (1.0 without a measurement).
+def _ceiling_share(spec: GpuSpec, precision: str) -> float | None:
+    """Measured matmul ceiling over the datasheet peak, or None without a measurement.
 
-    FP16 and BF16 share a ceiling; TF32 and FP32 have no measured ceiling and are not derated.
+    FP16 and BF16 share a ceiling. TF32 tensor ops run at the same clocks and power limit, so without a TF32
+    measurement a GPU sustains the share its FP16/BF16 ceiling shows (the same database measures both on the H100
+    SXM, 81% and 80%, and the RTX 4090, 104% and 102%). FP32 runs on the CUDA cores: no ceiling applies.
     """
     table = matmul_ceilings()
+    if precision == "tf32" and (spec.id, "tf32") not in table:
+        share = _ceiling_share(spec, "bf16")
+        return None if share is None or spec.tf32_tflops is None else share
     key = "bf16" if precision in ("fp16", "bf16") else precision
     ceiling = table.get((spec.id, key)) or (table.get((spec.id, "fp16")) if key == "bf16" else None)
     if ceiling is None:
+        return None
+    return ceiling / spec.peak_tflops(key)
+
+
+def matmul_derate(spec: GpuSpec, precision: str) -> float:
+    """How much of its datasheet peak a GPU sustains relative to the reference GPU (1.0 without a measurement)."""
+    share = _ceiling_share(spec, precision)
+    if share is None:
         return 1.0
-    return min(1.0, ceiling / spec.peak_tflops(precision) / REFERENCE_MATMUL_EFFICIENCY)
+    return share / _reference_share()
+
+
+@cache
+def _reference_share() -> float:
+    share = _ceiling_share(resolve_gpu(REFERENCE_GPU), "bf16")
+    if share is None:
+        raise RuntimeError(f"data/gpu_ceilings.csv must measure the reference GPU {REFERENCE_GPU}")
+    return share
 
 
 @dataclass(frozen=True)
@@ -601,13 +623,18 @@ def _choose(
             # Replicated already fits whole: a distributed optimizer moves the same bytes and would time the same.
             continue
         dp = template.dp
-        base = template.batched(wanted, _global_batch(wl, dp, wanted))
-        micro, need = _fit_micro_batch(wl, spec, precision, base, wanted)
+        want = wanted
+        if wl.global_batch is not None and wl.batch_per_gpu is None and template.pp == 1:
+            # Without pipelining nothing gains from splitting a rank's share: a script given a global batch runs
+            # it in one pass when it fits (Lambda's BERT runs 320 sequences per GPU), accumulating only if not.
+            want = max(wanted, wl.global_batch // dp)
+        base = template.batched(want, _global_batch(wl, dp, want))
+        micro, need = _fit_micro_batch(wl, spec, precision, base, want)
         if micro == 0:
             if smallest is None or need < smallest[0]:
                 smallest = (need, template.batched(1, _global_batch(wl, dp, 1)))
             continue
-        if not template.recompute and micro == _micro_batches(wl, dp, wanted)[0]:
+        if not template.recompute and micro == _micro_batches(wl, dp, want)[0]:
             # Recomputation only buys memory: with the full micro-batch already fitting it is pure cost.
             skip_recompute.add(mode)
         plan = template.batched(micro, _global_batch(wl, dp, micro))

@@ -43,10 +43,13 @@ def test_mlperf_jobs_fit_on_8_h100_with_the_tuned_stack(
     assert result.parallelism["global_batch"] == options["global_batch"]
 
 
-def test_every_ceiling_is_sourced_and_below_the_datasheet_peak() -> None:
+def test_every_ceiling_is_sourced_and_near_the_datasheet_peak() -> None:
     table = gpu_table()
     for row in _rows("gpu_ceilings.csv"):
         assert row["source"] and row["source_date"], row
         spec = table[row["gpu"]]
-        assert 0 < float(row["achievable_tflops"]) < spec.peak_tflops(row["precision"])
+        share = float(row["achievable_tflops"]) / spec.peak_tflops(row["precision"])
+        # Data-center parts hold their rated clock at best; GeForce cards boost above it (RTX 3090: 108%), but no
+        # measurement 15% over the datasheet is a clock: it is a wrong peak or a wrong precision.
+        assert 0.3 < share < (1.0 if spec.datacenter else 1.15), row
     assert ("H100-SXM", "bf16") in matmul_ceilings()
