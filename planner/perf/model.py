@@ -817,7 +817,8 @@ def _estimate(
         known = spec.architecture in params.get("calibrated_architectures", ())
         calibration_note = (
             f"no published measurements on {spec.id} in the calibration data: estimated from its datasheet "
-            f"(peak, memory bandwidth){' and other ' + spec.architecture + ' GPUs' if known else ''}; wider band"
+            f"(peak, memory bandwidth{', measured matmul ceiling' if _ceiling_share(spec, prec) else ''})"
+            f"{' and other ' + spec.architecture + ' GPUs' if known else ''}; wider band"
         )
         notes.append(calibration_note)
     if nodes > 1:
@@ -825,11 +826,12 @@ def _estimate(
     if measured is not None or efficiency is not None:
         low, high = low / 2, high / 2
     low = min(low, 0.9)
-    derate = matmul_derate(spec, prec)
-    if derate < 1.0:
+    share = _ceiling_share(spec, prec)
+    if share is not None and abs(share / _reference_share() - 1.0) > 0.02:
         notes.append(
-            f"{spec.id} sustains {derate:.0%} of the matmul share of its datasheet peak that the calibrated GPUs "
-            "reach (measured ceiling, data/gpu_ceilings.csv)"
+            f"{spec.id} sustains {share:.0%} of its datasheet {prec} peak in matmuls ({_reference_share():.0%} on the "
+            f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / _reference_share():.2f} "
+            "(measured ceiling, data/gpu_ceilings.csv)"
         )
     if wl.global_batch is not None and plan.global_batch != wl.global_batch:
         notes.append(
