@@ -38,6 +38,13 @@ COLLECTIVE_HEADROOM = 0.03
 # parts (T4, L4: about 40-60%) and the H100 (80%) sustain less of their peak; GeForce cards, which boost above their
 # rated clock, more (RTX 3090: 108%).
 REFERENCE_GPU = "A100-80GB"
+# A typical stack's fused attention is FlashAttention-2 (PyTorch SDPA, llm-foundry), written for Ampere: it reaches
+# 50-73% of an A100's peak (Dao 2023) but about 35% of an H100's (Shah et al. 2024, FlashAttention-3), about 0.6 of its
+# Ampere efficiency relative to the sustained peak. Held out by GPU, this took llm-foundry's A100/H100 ratio error from
+# 14% to 2-7%. Blackwell runs the same kernels through the Ampere path. The tuned stack (Transformer Engine, cuDNN's
+# Hopper-native fused attention) is not affected.
+LATER_THAN_ADA = frozenset({"hopper", "blackwell"})
+TYPICAL_ATTENTION_AFTER_ADA = 0.6
 # Of mixed-precision Adam's 16 bytes per parameter, the FP32 master weights and two moments (ZeRO paper, Rajbhandari
 # et al. 2020: 12 of 16) are what a distributed optimizer shards.
 OPTIMIZER_SHARE = 12.0 / 16.0
@@ -323,6 +330,8 @@ def _sample_time(
     # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
     # than large GEMMs; with FP8 only the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
     attention_rate = peak * base * fam["attention_relative"]
+    if wl.stack != "tuned" and spec.architecture in LATER_THAN_ADA:
+        attention_rate *= TYPICAL_ATTENTION_AFTER_ADA
     if precision == "fp8":
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
     matmul_time = linear * linear_passes / (peak * eff) + attention * attention_passes / attention_rate
@@ -832,6 +841,12 @@ def _estimate(
             f"{spec.id} sustains {share:.0%} of its datasheet {prec} peak in matmuls ({_reference_share():.0%} on the "
             f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / _reference_share():.2f} "
             "(measured ceiling, data/gpu_ceilings.csv)"
+        )
+    if wl.is_transformer and wl.stack != "tuned" and spec.architecture in LATER_THAN_ADA:
+        notes.append(
+            f"typical stack on {spec.architecture.capitalize()}: its FlashAttention-2-class attention runs at about "
+            f"{TYPICAL_ATTENTION_AFTER_ADA:.0%} of its Ampere efficiency (FlashAttention-3 paper); the tuned stack's "
+            "attention is native to the GPU"
         )
     if wl.global_batch is not None and plan.global_batch != wl.global_batch:
         notes.append(
