@@ -760,6 +760,27 @@ def estimate_prediction(check: ExternalCheck) -> float:
     return math.nan if result.throughput_per_gpu is None else result.throughput_per_gpu
 
 
+def load_dle_checks(path: Path | None = None) -> list[dict[str, str]]:
+    """``data/dle_runs.csv``: NVIDIA's training tables for its DeepLearningExamples BERT-Large scripts (DGX A100 and
+    DGX-1, 1 to 256 GPUs), a second BERT source kept out of the fit; rows with an ``excluded_reason`` are not
+    comparable (LDDL-binned phase-2 sequences)."""
+    with (path or data_dir() / "dle_runs.csv").open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def dle_prediction(row: dict[str, str]) -> float:
+    """Sequences/s (all GPUs) from ``estimate`` given what a user types for the run: BERT-Large, GPU, GPU count,
+    precision, sequence length, training mode and the global batch; NaN if ``estimate`` says it does not fit."""
+    from planner.perf.workloads import get_workload
+
+    workload = get_workload(
+        row["workload"], seq_len=int(row["seq_len"]), mode=row["mode"], global_batch=int(row["global_batch"])
+    )
+    network = {"network_gbps": float(row["network_gbps"])} if row["network_gbps"] else {}
+    result = model.estimate(workload, row["gpu"], int(row["gpus"]), row["precision"], **network)
+    return math.nan if result.throughput is None else float(result.throughput)
+
+
 # ---------------------------------------------------------------- MLPerf Training time-to-train
 
 # ResNet-50 on H100 and H200 (v4.0) set the two tuned-CNN constants (cnn.tuned_speedup and
