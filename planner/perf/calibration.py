@@ -776,8 +776,8 @@ def dle_prediction(row: dict[str, str]) -> float:
     workload = get_workload(
         row["workload"], seq_len=int(row["seq_len"]), mode=row["mode"], global_batch=int(row["global_batch"])
     )
-    network = {"network_gbps": float(row["network_gbps"])} if row["network_gbps"] else {}
-    result = model.estimate(workload, row["gpu"], int(row["gpus"]), row["precision"], **network)
+    network = float(row["network_gbps"]) if row["network_gbps"] else None
+    result = model.estimate(workload, row["gpu"], int(row["gpus"]), row["precision"], network_gbps=network)
     return math.nan if result.throughput is None else float(result.throughput)
 
 
