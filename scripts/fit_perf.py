@@ -324,7 +324,7 @@ def main() -> None:
     held_gpu = {i: by_gpu[i] for i in jobs if i in by_gpu}
     held_source = {i: by_source[i] for i in jobs if i in by_source}
     params["band"] = {}
-    for family in ("cnn", "transformer"):
+    for family in ("cnn", "encoder", "decoder", "transformer"):
         gpu_out = calibration.band_from_errors(rows, held_gpu, family)
         source_out = calibration.band_from_errors(rows, held_source, family)
         params["band"][family] = [max(a, b) for a, b in zip(gpu_out, source_out, strict=True)]

@@ -611,12 +611,14 @@ def cross_validate_both(
 
 
 def band_from_errors(rows: Sequence[Benchmark], predictions: dict[int, Predicted], family: str) -> list[float]:
-    """Low/high band of ``family`` ("cnn" or "transformer"): the 90th percentile, per side, of how far below and
-    above ``estimate()``'s held-out figure the measurements fell (so the two sides together cover about 80%)."""
+    """Low/high band of ``family`` ("cnn", "encoder", "decoder", or "transformer" for both of the last two): the 90th
+    percentile, per side, of how far below and above ``estimate()``'s held-out figure the measurements fell (so the
+    two sides together cover about 80%)."""
+    members = {"transformer": ("encoder", "decoder")}.get(family, (family,))
     selected = [
         i
         for i, row in enumerate(rows)
-        if (row.family == "cnn") == (family == "cnn") and i in predictions and math.isfinite(predictions[i].throughput)
+        if row.family in members and i in predictions and math.isfinite(predictions[i].throughput)
     ]
     if not selected:
         return [0.25, 0.25]

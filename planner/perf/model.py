@@ -815,7 +815,9 @@ def _estimate(
     mfu *= scale
     step = timing.step_s / scale
     params = perf_params()
-    band = params["band"]["cnn" if not wl.is_transformer else "transformer"]
+    # Each family's band comes from its own held-out errors (BERT's, with one calibration source, are the widest).
+    bands = params["band"]
+    band = bands.get(wl.kind) or bands["cnn" if not wl.is_transformer else "transformer"]
     low, high = float(band[0]), float(band[1])
     calibrated = spec.id in params.get("calibrated_gpus", ())
     calibration_note: str | None = None

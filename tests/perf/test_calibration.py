@@ -8,7 +8,7 @@ import pytest
 
 from planner.hardware import gpu_table
 from planner.perf import calibration
-from planner.perf.model import estimate
+from planner.perf.model import estimate, perf_params
 
 # (workload, gpu, gpus, precision, options, published throughput, tolerance): the model's own layout choice,
 # so these check the whole estimate, not only the calibrated core.
@@ -101,3 +101,20 @@ def test_band_from_errors_covers_about_eighty_percent() -> None:
         inside += value * (1 - low) <= row.throughput_total <= value * (1 + high)
     total = sum(1 for row in rows if row.family != "cnn")
     assert 0.78 <= inside / total <= 0.95
+
+
+def test_each_family_gets_the_band_of_its_own_held_out_errors() -> None:
+    # BERT has one calibration source, so its held-out errors (and band) are wider than the LLMs'; an estimate
+    # carries its own family's band.
+    rows = calibration.load_benchmarks()
+    predictions = {
+        i: calibration.Predicted(row.throughput_total * (1.3 if row.family == "encoder" else 1.1), 0.0, 0.0)
+        for i, row in enumerate(rows)
+    }
+    assert calibration.band_from_errors(rows, predictions, "encoder")[0] == pytest.approx(0.3 / 1.3, abs=1e-3)
+    assert calibration.band_from_errors(rows, predictions, "decoder")[0] == pytest.approx(0.1 / 1.1, abs=1e-3)
+    bands = perf_params()["band"]
+    for workload, family in (("bert-large", "encoder"), ("llama-2-7b", "decoder"), ("resnet50", "cnn")):
+        result = estimate(workload, "A100-80GB", 8, "bf16" if family != "cnn" else "fp16")
+        assert result.throughput_low == pytest.approx(result.throughput * (1 - bands[family][0]), rel=1e-6)
+    assert bands["encoder"][0] > bands["decoder"][0]
