@@ -15,9 +15,9 @@ GPU with the authors' own FLOP counts, then are compared with:
   It still assumes FlashAttention and fused layer norms, so it is expected to beat a 2021 stack that materialised
   attention scores.
 
-Prints each row and the median absolute percentage error of both. Then NVIDIA's DeepLearningExamples BERT-Large
-tables (data/dle_runs.csv: the scripts Lambda's BERT rows ran, a second encoder source the fit never sees) through
-``estimate`` with what a user types. Last, NVIDIA's own published NeMo runs (calibration
+Prints each row and the median absolute percentage error of both. Then NVIDIA's DeepLearningExamples BERT-Large and
+ResNet-50 tables (data/dle_runs.csv: the scripts Lambda's rows ran, a second BERT and CNN source the fit never sees)
+through ``estimate`` with what a user types. Last, NVIDIA's own published NeMo runs (calibration
 data for the tuned stack, data/published_runs.csv) through ``estimate --stack tuned``, each publication refitted
 without it (needs numpy and scipy, the development dependencies).
 """
@@ -73,36 +73,48 @@ def main() -> None:
             f"  {source:60s} {layout if layout is not None else 'n/a':>6} | {estimate:>6} ({len(estimate_errors)} runs)"
         )
         summary[source] = {"layout_median_ape": layout, "estimate_median_ape": estimate, "runs": len(estimate_errors)}
-    summary["dle_bert_estimate"] = _dle_bert()
+    summary["dle_estimate"] = _dle()
     summary["nvidia_tuned_estimate_held_out"] = _nvidia_held_out()
     print(json.dumps(summary))
 
 
-def _dle_bert() -> dict[str, object]:
-    """NVIDIA's DeepLearningExamples BERT-Large tables (never fitted) through ``estimate``, typical stack."""
-    print("NVIDIA DeepLearningExamples BERT-Large (data/dle_runs.csv, not fitted) through `estimate`, sequences/s:")
+def _dle() -> dict[str, object]:
+    """NVIDIA's DeepLearningExamples BERT-Large and ResNet-50 tables (never fitted) through ``estimate``."""
+    print(
+        "NVIDIA DeepLearningExamples (data/dle_runs.csv, not fitted) through `estimate`, typical stack (tuned for AMP"
+    )
+    print("ResNet-50, whose channels-last recipe sits between the two), sequences/s or images/s:")
     groups: dict[str, list[float]] = {}
     skipped = 0
     for row in calibration.load_dle_checks():
         if row["excluded_reason"]:
             skipped += 1
             continue
-        predicted = calibration.dle_prediction(row)
         measured = float(row["throughput_total"])
+        predicted = calibration.dle_prediction(row)
         error = (predicted / measured - 1) * 100
-        script = "pre-training phase 1" if row["mode"] == "pretrain" else "SQuAD fine-tuning"
+        if row["workload"] == "resnet50":
+            script = "ResNet-50"
+        else:
+            script = "BERT pre-training ph. 1" if row["mode"] == "pretrain" else "BERT SQuAD fine-tuning"
         groups.setdefault(f"{script}, {row['precision']}", []).append(error)
+        tuned = ""
+        if row["workload"] == "resnet50" and row["precision"] == "fp16":
+            tuned_error = (calibration.dle_prediction(row, "tuned") / measured - 1) * 100
+            groups.setdefault("ResNet-50, fp16, tuned stack", []).append(tuned_error)
+            tuned = f"  tuned {tuned_error:+6.1f}%"
         print(
-            f"  {script:20s} {row['gpu']:9s} {row['precision']:4s} seq {row['seq_len']:>3s} {int(row['gpus']):4d} GPUs "
-            f"{measured:9.1f} {predicted:9.1f} {error:+6.1f}%"
+            f"  {script:23s} {row['gpu']:9s} {row['precision']:4s} {int(row['gpus']):4d} GPUs "
+            f"{measured:9.1f} {predicted:9.1f} {error:+6.1f}%{tuned}"
         )
-    errors = [e for values in groups.values() for e in values]
+    errors = [e for name, values in groups.items() if "tuned" not in name for e in values]
     result: dict[str, object] = {"runs": len(errors), "median_ape": _median([abs(e) for e in errors])}
     for name, values in sorted(groups.items()):
         result[name] = _median(values)
-        print(f"  {name:28s} median signed error {result[name]:+.1f}% ({len(values)} runs)")
+        print(f"  {name:36s} median signed error {result[name]:+.1f}% ({len(values)} runs)")
     print(
-        f"  all {len(errors)} runs: median |error| {result['median_ape']}%; {skipped} LDDL-binned phase-2 runs left out"
+        f"  all {len(errors)} runs: median |error| {result['median_ape']}%; "
+        f"{skipped} LDDL-binned BERT phase-2 runs left out"
     )
     return result
 

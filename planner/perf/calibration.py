@@ -763,21 +763,23 @@ def estimate_prediction(check: ExternalCheck) -> float:
 
 
 def load_dle_checks(path: Path | None = None) -> list[dict[str, str]]:
-    """``data/dle_runs.csv``: NVIDIA's training tables for its DeepLearningExamples BERT-Large scripts (DGX A100 and
-    DGX-1, 1 to 256 GPUs), a second BERT source kept out of the fit; rows with an ``excluded_reason`` are not
-    comparable (LDDL-binned phase-2 sequences)."""
+    """``data/dle_runs.csv``: NVIDIA's training tables for its DeepLearningExamples BERT-Large and ResNet-50 scripts
+    (DGX A100 and DGX-1, 1 to 256 GPUs), a second BERT and CNN source kept out of the fit; rows with an
+    ``excluded_reason`` are not comparable (LDDL-binned phase-2 sequences)."""
     with (path or data_dir() / "dle_runs.csv").open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
 
-def dle_prediction(row: dict[str, str]) -> float:
-    """Sequences/s (all GPUs) from ``estimate`` given what a user types for the run: BERT-Large, GPU, GPU count,
-    precision, sequence length, training mode and the global batch; NaN if ``estimate`` says it does not fit."""
+def dle_prediction(row: dict[str, str], stack: str = "typical") -> float:
+    """Sequences/s or images/s (all GPUs) from ``estimate`` given what a user types for the run: the workload, GPU,
+    GPU count, precision, sequence length and training mode (BERT), the global batch and ``stack``; NaN if
+    ``estimate`` says it does not fit."""
     from planner.perf.workloads import get_workload
 
-    workload = get_workload(
-        row["workload"], seq_len=int(row["seq_len"]), mode=row["mode"], global_batch=int(row["global_batch"])
-    )
+    options: dict[str, Any] = {"global_batch": int(row["global_batch"]), "stack": stack}
+    if row["seq_len"]:
+        options.update(seq_len=int(row["seq_len"]), mode=row["mode"])
+    workload = get_workload(row["workload"], **options)
     network = float(row["network_gbps"]) if row["network_gbps"] else None
     result = model.estimate(workload, row["gpu"], int(row["gpus"]), row["precision"], network_gbps=network)
     return math.nan if result.throughput is None else float(result.throughput)
