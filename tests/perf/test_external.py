@@ -101,3 +101,11 @@ def test_dle_bert_per_gpu_throughput_declines_a_little_from_8_to_256_gpus() -> N
     per_gpu = {gpus: calibration.dle_prediction(runs[gpus]) / gpus for gpus in (8, 256)}
     decline = 1 - per_gpu[256] / per_gpu[8]
     assert 0.0 < decline < 0.12, per_gpu
+
+
+def test_tuned_cnn_outside_mixed_precision_says_it_extrapolates() -> None:
+    # The tuned CNN speed-up is solved on MLPerf's FP16 ResNet-50 runs; NVIDIA's TF32 tables match the typical stack.
+    tf32 = model.estimate("resnet50", "A100-80GB", 8, "tf32", stack="tuned")
+    fp16 = model.estimate("resnet50", "A100-80GB", 8, "fp16", stack="tuned")
+    assert any("extrapolation" in note for note in tf32.assumptions)
+    assert not any("extrapolation" in note for note in fp16.assumptions)
