@@ -80,10 +80,8 @@ def main() -> None:
 
 def _dle() -> dict[str, object]:
     """NVIDIA's DeepLearningExamples BERT-Large and ResNet-50 tables (never fitted) through ``estimate``."""
-    print(
-        "NVIDIA DeepLearningExamples (data/dle_runs.csv, not fitted) through `estimate`, typical stack (tuned for AMP"
-    )
-    print("ResNet-50, whose channels-last recipe sits between the two), sequences/s or images/s:")
+    print("NVIDIA DeepLearningExamples (data/dle_runs.csv, not fitted) through `estimate`, typical stack; the tuned")
+    print("one beside AMP ResNet-50, whose channels-last recipe sits between the two (sequences/s or images/s):")
     groups: dict[str, list[float]] = {}
     skipped = 0
     for row in calibration.load_dle_checks():
