@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from planner._data import data_dir
 from planner.hardware import PRECISIONS, GpuSpec, gpu_table, resolve_gpu
 from planner.perf import model
-from planner.perf.workloads import Workload
+from planner.perf.workloads import WORKLOADS, Workload, get_workload
 
 # benchmarks.csv columns, in order.
 COLUMNS = (
@@ -293,8 +293,6 @@ def load_benchmarks(path: Path | None = None, *, used_only: bool = True) -> list
 
 def model_flops_per_image(workload: str) -> float:
     """Training FLOPs per image of a CNN preset."""
-    from planner.perf.workloads import WORKLOADS
-
     preset = WORKLOADS.get(workload)
     if preset is None or preset.flops_per_sample is None:
         raise ValueError(f"no FLOPs figure for CNN workload {workload!r}")
@@ -480,8 +478,6 @@ def user_workload(row: Benchmark, *, source_recompute: bool = True) -> Workload:
     """The job as a user types it: the preset (CNNs) or the model's shape, sequence length, training mode,
     software stack and activation checkpointing, with the global batch the source states; never the micro-batch or
     the layout. ``source_recompute=False`` leaves checkpointing to ``estimate()`` ("auto") for every job."""
-    from planner.perf.workloads import get_workload
-
     if row.workload is None:
         raise ValueError(f"row {row.source_row} of {row.source} has no modelled workload")
     if row.family == "cnn":
@@ -762,20 +758,23 @@ def estimate_prediction(check: ExternalCheck) -> float:
     return math.nan if result.throughput_per_gpu is None else result.throughput_per_gpu
 
 
+def _read_rows(path: Path) -> list[dict[str, str]]:
+    """Every row of a sourced data CSV, as text."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
 def load_dle_checks(path: Path | None = None) -> list[dict[str, str]]:
     """``data/dle_runs.csv``: NVIDIA's training tables for its DeepLearningExamples BERT-Large and ResNet-50 scripts
     (DGX A100 and DGX-1, 1 to 256 GPUs), a second BERT and CNN source kept out of the fit; rows with an
     ``excluded_reason`` are not comparable (LDDL-binned phase-2 sequences)."""
-    with (path or data_dir() / "dle_runs.csv").open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    return _read_rows(path or data_dir() / "dle_runs.csv")
 
 
 def dle_prediction(row: dict[str, str], stack: str = "typical") -> float:
     """Sequences/s or images/s (all GPUs) from ``estimate`` given what a user types for the run: the workload, GPU,
     GPU count, precision, sequence length and training mode (BERT), the global batch and ``stack``; NaN if
     ``estimate`` says it does not fit."""
-    from planner.perf.workloads import get_workload
-
     options: dict[str, Any] = {"global_batch": int(row["global_batch"]), "stack": stack}
     if row["seq_len"]:
         options.update(seq_len=int(row["seq_len"]), mode=row["mode"])
@@ -801,15 +800,12 @@ MLPERF_BENCHMARKS = {
 
 def load_mlperf(path: Path | None = None) -> list[dict[str, str]]:
     """``data/mlperf_training.csv``: NVIDIA's 8-GPU MLPerf Training v4.0/v4.1 results."""
-    with (path or data_dir() / "mlperf_training.csv").open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    return _read_rows(path or data_dir() / "mlperf_training.csv")
 
 
 def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | None, str]:
     """Minutes ``estimate()`` predicts to train the row's samples to convergence from what a user types (workload,
     GPU, 8 GPUs, precision, sequence length, the submission's global batch, the stack), and the layout it chose."""
-    from planner.perf.workloads import get_workload
-
     preset, precision, mode = MLPERF_BENCHMARKS[row["benchmark"]]
     samples = float(row["samples_to_converge"])
     options: dict[str, Any] = {"stack": stack, "global_batch": int(row["global_batch"])}
