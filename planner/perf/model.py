@@ -336,7 +336,15 @@ def _sample_time(
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
     matmul_time = linear * linear_passes / (peak * eff) + attention * attention_passes / attention_rate
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
-    mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
+    activation_bytes = elem
+    if wl.kind == "encoder" and wl.stack != "tuned":
+        # BERT-class scripts (DeepLearningExamples, Hugging Face) train under autocast with FP32 parameters: layer
+        # norm and softmax run in FP32 and the residual stream stays FP32, so their element-wise traffic is 4 bytes
+        # whatever the matmul precision. The decoder sources keep 16-bit activations (llm-foundry's pure-BF16 FSDP
+        # with low-precision layer norm, Megatron's FP16 parameters, NVIDIA's recipes). Leave-one-source-out, BERT
+        # in FP16 otherwise came out 28% too fast from the decoders' fit while TF32 landed (bench/accuracy.py).
+        activation_bytes = max(elem, ELEMENT_BYTES["fp32"])
+    mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * activation_bytes
 
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)

@@ -118,3 +118,29 @@ def test_each_family_gets_the_band_of_its_own_held_out_errors() -> None:
         result = estimate(workload, "A100-80GB", 8, "bf16" if family != "cnn" else "fp16")
         assert result.throughput_low == pytest.approx(result.throughput * (1 - bands[family][0]), rel=1e-6)
     assert bands["encoder"][0] > bands["decoder"][0]
+
+
+def test_scale_out_steps_pair_one_job_across_its_node_boundary() -> None:
+    rows = calibration.load_benchmarks()
+    steps = calibration.scale_out_steps(rows)
+    assert len(steps) >= 20
+    for first, second in steps:
+        assert first.gpus < second.gpus and second.gpus > second.gpus_per_node
+        assert (first.source_name, first.workload, first.gpu.id, first.precision) == (
+            second.source_name,
+            second.workload,
+            second.gpu.id,
+            second.precision,
+        )
+        assert (first.plan.micro_batch, first.plan.tp, first.plan.pp) == (
+            second.plan.micro_batch,
+            second.plan.tp,
+            second.plan.pp,
+        )
+    # Consecutive measured counts only: MosaicML measured MPT-7B (micro-batch 6) on 8, 128, 256 and 512 H100s.
+    mpt = sorted(
+        (a.gpus, b.gpus)
+        for a, b in steps
+        if a.workload is not None and a.workload.name == "mpt-7b" and a.gpu.id == "H100-SXM" and a.plan.micro_batch == 6
+    )
+    assert mpt == [(8, 128), (128, 256), (256, 512)]

@@ -267,3 +267,20 @@ def test_a_global_batch_without_a_divisor_near_the_default_micro_batch_runs_in_l
     small = estimate("bert-base", "A100-80GB", 1, "tf32", seq_len=384, global_batch=168)
     assert result.throughput_per_gpu is not None and small.throughput_per_gpu is not None
     assert result.throughput_per_gpu > 0.8 * small.throughput_per_gpu
+
+
+def test_bert_class_scripts_move_fp32_activations_under_autocast() -> None:
+    # Typical BERT scripts keep layer norm, softmax and the residual stream in FP32 under autocast: their element-wise
+    # traffic is the same in FP16 as in TF32. Decoders (16-bit activations) and the tuned stack halve it in FP16.
+    from planner.perf.model import _sample_time
+
+    spec = resolve_gpu("A100-80GB")
+
+    def memory_s(workload: Workload, precision: str) -> float:
+        return _sample_time(workload, spec, precision, 8, 1, False)[1]
+
+    bert, tuned_bert = get_workload("bert-large"), get_workload("bert-large", stack="tuned")
+    decoder = get_workload("mpt-7b")
+    assert memory_s(bert, "fp16") == pytest.approx(memory_s(bert, "tf32"))
+    assert memory_s(tuned_bert, "fp16") == pytest.approx(memory_s(tuned_bert, "tf32") / 2)
+    assert memory_s(decoder, "bf16") == pytest.approx(memory_s(decoder, "tf32") / 2)
