@@ -339,10 +339,12 @@ def _sample_time(
     activation_bytes = elem
     if wl.kind == "encoder" and wl.stack != "tuned":
         # BERT-class scripts (DeepLearningExamples, Hugging Face) train under autocast with FP32 parameters: layer
-        # norm and softmax run in FP32 and the residual stream stays FP32, so their element-wise traffic is 4 bytes
-        # whatever the matmul precision. The decoder sources keep 16-bit activations (llm-foundry's pure-BF16 FSDP
-        # with low-precision layer norm, Megatron's FP16 parameters, NVIDIA's recipes). Leave-one-source-out, BERT
-        # in FP16 otherwise came out 28% too fast from the decoders' fit while TF32 landed (bench/accuracy.py).
+        # norm, softmax and the residual stream stay FP32, and eager attention writes its scores to HBM. Their
+        # element-wise traffic is counted at 4 bytes whatever the matmul precision: an upper bound on autocast's mix
+        # (about 2.5 bytes by op count) that also carries the score traffic the model does not count apart. The
+        # decoder sources keep 16-bit activations (llm-foundry's pure-BF16 FSDP with low-precision layer norm and
+        # FlashAttention, Megatron's FP16 parameters, NVIDIA's recipes). With 2 bytes, BERT in FP16 came out 28% too
+        # fast from the decoders' fit, leave-one-source-out, while TF32 landed (bench/accuracy.py).
         activation_bytes = max(elem, ELEMENT_BYTES["fp32"])
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * activation_bytes
 
@@ -670,6 +672,8 @@ def _choose(
 
 def _nodes_text(gpus: int, per_node: int) -> str:
     """'1 node of 8 GPUs', '4 nodes of 8 GPUs', or with a partial last node '2 nodes (8 + 4 GPUs)'."""
+    if gpus == 1:
+        return "1 GPU"
     full, rest = divmod(gpus, per_node)
     if rest == 0:
         return f"{full} node{'s' if full > 1 else ''} of {per_node} GPUs"
@@ -909,7 +913,7 @@ def _estimate(
         wl.software_text,
         layout,
         _nodes_text(gpus, per_node)
-        + f", {link} inside a node"
+        + (f", {link} inside a node" if gpus > 1 else "")
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
         "throughput from dense peak x fitted efficiency and HBM bandwidth (data/perf_params.json)",
         f"energy at the node's wall = GPUs x TDP {spec.tdp_w:g} W x node factor {factor:.2f} (measured MLPerf "
