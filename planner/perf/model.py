@@ -859,7 +859,7 @@ def _estimate(
     if not wl.is_transformer and wl.stack == "tuned" and prec in ("fp32", "tf32"):
         notes.append(
             f"the tuned CNN speed-up was measured in mixed precision (MLPerf ResNet-50); in {prec} it is an "
-            "extrapolation: NVIDIA's own TF32/FP32 ResNet-50 tables match the typical stack within 5%"
+            "extrapolation: NVIDIA's own TF32/FP32 ResNet-50 tables match the typical stack within 6%"
         )
     if wl.is_transformer and wl.stack != "tuned" and spec.architecture in LATER_THAN_ADA:
         notes.append(
