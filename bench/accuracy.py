@@ -14,10 +14,10 @@
 2. On each run's published layout (``throughput_with_plan``), as the fit sees it: in-sample, 10-fold by job,
    leave-one-GPU-out, leave-one-source-out, leave-one-architecture-out, against a naive peak-FLOPs baseline.
 
-One fit per held-out group serves both tables (38 staged fits of several seconds each, on every row: about five
-minutes on two cores, depending on their load; ``FIT_CAP`` can thin vTrain's sweep, at a cost in fidelity). The band widths
-themselves come from these held-out errors (scripts/fit_perf.py), so the coverage is in-sample for the two band
-coefficients. Needs numpy and scipy (dev dependencies).
+One fit per held-out group serves both tables (38 staged fits of several seconds each, on every row: about
+five minutes on two cores, depending on their load; ``FIT_CAP`` can thin vTrain's sweep, at a cost in fidelity).
+The band widths themselves come from these held-out errors (scripts/fit_perf.py), so the coverage is in-sample for
+the two band coefficients. Needs numpy and scipy (dev dependencies).
 """
 
 from __future__ import annotations
