@@ -81,16 +81,21 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "tuned_tp_exposed", 0.01, 1.0),
     ("transformer", "tuned_fp8_relative", 0.3, 1.0),
     ("transformer", "tuned_memory_relative", 0.2, 1.0),
-    ("cnn", "peak_efficiency", 0.05, 0.95),
+    # In real FLOPs (2 per multiply-add): the convolutions' efficiency before the roofline derate
+    # 1 / (1 + ridge point / balance_half), 0.23-0.54 on the calibrated GPUs. The fit sits on this bound, which puts
+    # the convolutions at 48-91% of most GPUs' measured matmul ceiling, but above it where the ridge point is low
+    # (V100 102%, RTX 3090 116%; uncalibrated T4 121%), and gives most of ResNet-50's time to the CUDA-core and
+    # memory terms below. (A bound at 0.95 of the ceiling on every GPU is not tried yet.)
+    ("cnn", "peak_efficiency", 0.1, 1.9),
     # Everything a convolution net runs on the CUDA cores, per tensor-core FLOP: batch norm, ReLU and the optimizer,
     # and the non-tensor instruction stream of the convolution kernels themselves (address arithmetic, layout
-    # transforms, epilogues). An effective share, not an op count: capped at 0.15 it sat on the bound and the model
-    # missed the workstation and GeForce cards (twice the FP32 lanes per SM) by 14-28%; free, it lands near 0.47
+    # transforms, epilogues). An effective share, not an op count: capped at 0.075 it sat on the bound and the model
+    # missed the workstation and GeForce cards (twice the FP32 lanes per SM) by 14-28%; free, it lands near 0.24
     # and the cross-GPU ratio error of ResNet-50, leave-one-GPU-out, falls from 12.5% to 9.3% (bench/accuracy.py).
-    ("cnn", "vector_flops_per_flop", 1e-5, 1.0),
+    ("cnn", "vector_flops_per_flop", 5e-6, 0.5),
     ("cnn", "balance_half", 10.0, 1e5),
     ("cnn", "batch_half", 0.1, 256.0),
-    ("cnn", "bytes_per_flop", 0.001, 2.0),
+    ("cnn", "bytes_per_flop", 0.0005, 1.0),
     ("cnn", "tf32_relative", 0.1, 2.5),
     ("cnn", "fp32_relative", 0.1, 2.0),
     ("comm", "overlap", 0.01, 1.0),
@@ -135,19 +140,21 @@ PRIORS: dict[str, Any] = {
         "tuned_memory_relative": 0.5,
     },
     "cnn": {
-        # Large convolutions reach about the measured matmul ceiling (A100 SXM 86.9%, data/gpu_ceilings.csv).
-        "peak_efficiency": 0.85,
+        # Large convolutions reach about the measured matmul ceiling (A100 SXM 86.9%, data/gpu_ceilings.csv) where
+        # the roofline derate below leaves them: twice that before it.
+        "peak_efficiency": 1.7,
         "fp32_relative": 0.8,
         "tf32_relative": 0.5,
         "fp16_relative": 1.0,
         "bf16_relative": 1.0,
         "fp8_relative": 0.6,
         "batch_half": 8.0,
-        "bytes_per_flop": 0.05,
-        "vector_flops_per_flop": 0.1,
+        "bytes_per_flop": 0.025,
+        "vector_flops_per_flop": 0.05,
         # Roofline: a GPU whose FLOPs per byte of HBM (its ridge point) equal the network's arithmetic intensity runs
-        # at half its matmul rate. ResNet-50 (workloads.py): 12.3 GFLOP per image over 4 x 50 MB of activations
-        # (written forward, read backward, their gradients written and read) = about 60 FLOP/byte.
+        # at half its matmul rate. ResNet-50 (workloads.py): 24.6 GFLOP per image over 4 x 50 MB of activations
+        # (written forward, read backward, their gradients written and read) = about 120 FLOP/byte. The prior is
+        # half that, as it was set when the FLOPs were counted as multiply-adds; the fit lands at 111.
         "balance_half": 60.0,
         # Not fitted (no benchmark row runs a tuned CNN stack): solved by ``solve_tuned_cnn`` so that the model lands
         # on NVIDIA's MLPerf Training v4.0 ResNet-50 time-to-train on 8 H100 (13.27 min) and 8 H200 (12.03 min)

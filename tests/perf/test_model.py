@@ -91,6 +91,14 @@ def test_time_equals_work_over_throughput(workload: str, gpu: str, gpus: int, to
     assert result.nodes == math.ceil(gpus / 8)
 
 
+def test_cnn_mfu_counts_two_flops_per_multiply_add() -> None:
+    # ResNet-50 v1.5 is 4.1 G multiply-adds forward (He et al. call them FLOPs): 8.2 GFLOP, 24.6 per training image.
+    assert WORKLOADS["resnet50"].flops_per_sample == pytest.approx(3 * 2 * 4.1e9)
+    result = estimate("resnet50", "A100-80GB", 8, "fp16")
+    assert result.throughput is not None and result.mfu is not None
+    assert result.mfu == pytest.approx(result.throughput * 24.6e9 / (8 * 312e12), rel=1e-6)
+
+
 def test_default_work_is_twenty_tokens_per_parameter() -> None:
     result = estimate("llama-2-7b", "H100", 8)
     assert result.work == pytest.approx(20 * WORKLOADS["llama-2-7b"].params)
