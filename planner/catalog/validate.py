@@ -183,12 +183,22 @@ def offering_price(host: float | None, gpu: float | None) -> float | None:
 
 # Relative slack of the spot-versus-on-demand comparisons: published prices are rounded.
 SPOT_LEVEL_TOLERANCE = 1e-4
+# The floor's slack: AWS rounds spot prices to 4 decimals, so a floor price reads 9.99-10.04% of on-demand.
+SPOT_FLOOR_SLACK = 0.005
+
+
+# The deepest spot discount the three clouds advertise: "up to 90% off" on-demand (AWS EC2 Spot, Azure Spot VMs;
+# Google Cloud "60-91%"). A spot price exactly there is a floor, not a market price: a zone where little or no spot
+# capacity trades, not a price to plan a run on. The bundle has 28 AWS offerings there (B200 in one us-east-2 zone
+# among them, where the region's other zones ask 21-25% of on-demand) and Azure's T4 sizes in australiacentral2.
+SPOT_FLOOR_SHARE = 0.10
 
 
 def spot_level_flags(row: Mapping[str, Any]) -> list[str]:
     """The one rule for spot against on-demand: ``spot_above_on_demand`` when spot is above on-demand in the
     offering price or either part (Google Cloud H100 GPU parts in some zones), ``spot_at_on_demand`` when the
-    offering's spot price equals its on-demand price (a filled-in spot price, not a discount)."""
+    offering's spot price equals its on-demand price (a filled-in spot price, not a discount), ``spot_at_floor``
+    when it is at the deepest discount the clouds give (``SPOT_FLOOR_SHARE`` of on-demand, or below)."""
     flags: list[str] = []
     on_demand_columns, spot_columns = PRICE_PARTS
     for on_demand, spot in zip(on_demand_columns, spot_columns, strict=True):
@@ -200,6 +210,8 @@ def spot_level_flags(row: Mapping[str, Any]) -> list[str]:
                 flags.append("spot_above_on_demand")
         elif on_demand == "price_usd_per_hour" and abs(high - low) <= SPOT_LEVEL_TOLERANCE * low:
             flags.append("spot_at_on_demand")
+        elif on_demand == "price_usd_per_hour" and high <= low * SPOT_FLOOR_SHARE * (1 + SPOT_FLOOR_SLACK):
+            flags.append("spot_at_floor")
     return flags
 
 

@@ -34,7 +34,7 @@ from planner.cli.workload_opts import (
     WorkloadOpt,
     workload_from_flags,
 )
-from planner.cost.result import TABLE_COLUMNS
+from planner.cost.result import SPOT_FLOOR_NOTE, TABLE_COLUMNS
 
 if TYPE_CHECKING:
     from planner.cost.rank import RankResult
@@ -146,7 +146,7 @@ def _render(
     elif len(table) == 0:
         return  # an empty table says nothing: the reason follows on stderr ("no option: ...")
     else:
-        shown = report.with_gpu_label(table)
+        shown = _mark_spot(report.with_gpu_label(table))
         text = report.render_table(
             shown,
             title=title,
@@ -159,15 +159,55 @@ def _render(
     report.emit(text, output)
 
 
-def _finish(result: RankResult, fmt: str, *, shown: int, total: int, wide: bool, quiet: bool) -> None:
+def _risky(table: Any) -> Any:
+    """Which rows are spot runs whose high scenario more than doubles the interruption-free time or cost."""
+    if table is None or "spot_risky" not in table.columns or "pricing" not in table.columns:
+        return None
+    return (table["pricing"] == "spot") & table["spot_risky"].eq(True)
+
+
+def _shows(mask: Any) -> bool:
+    return bool(mask is not None and mask.any())
+
+
+def _at_floor(table: Any) -> Any:
+    """Which rows are spot runs priced at the 90%-off floor of their zone (rank's notes say so)."""
+    if table is None or "notes" not in table.columns or "pricing" not in table.columns:
+        return None
+    return (table["pricing"] == "spot") & table["notes"].fillna("").astype(str).str.contains(
+        SPOT_FLOOR_NOTE, regex=False
+    )
+
+
+def _mark_spot(table: Any) -> Any:
+    """The table view says where the number stands that a spot run may well not deliver: RISKY (the high scenario
+    more than doubles it) and FLOOR (a floor price, not a market one). CSV and JSON carry ``spot_risky`` and
+    ``notes``."""
+    for mask, word in ((_risky(table), "RISKY"), (_at_floor(table), "FLOOR")):
+        if mask is not None and mask.any():
+            table.loc[mask, "pricing"] = table.loc[mask, "pricing"] + f" {word}"
+    return table
+
+
+def _finish(
+    result: RankResult, fmt: str, *, shown: int, total: int, wide: bool, quiet: bool, shown_table: Any = None
+) -> None:
     """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing.
 
     ``quiet`` keeps only the warnings and the reason for nothing: the rest is already in the data or the JSON.
+    ``shown_table``: the rows the table shows; a note explains each spot marker (RISKY, FLOOR) among them.
     """
     from planner.report import notes_to_show
 
     for message in notes_to_show(result.notes, quiet=quiet):
         note(message)
+    if fmt == "table" and not quiet and _shows(_risky(shown_table)):
+        note(
+            "spot RISKY: in the high scenario (the interruption band's upper end, the model's slow end) the run takes "
+            "more than twice its interruption-free time or cost; its cost is the expected one (--wide: the range)"
+        )
+    if fmt == "table" and not quiet and _shows(_at_floor(shown_table)):
+        note(f"spot FLOOR: {SPOT_FLOOR_NOTE} (the clouds' deepest discount)")
     if fmt == "table" and not quiet:
         if shown < total:
             note(f"showing {shown} of {total} options; --top K or --format csv for more")
@@ -281,7 +321,7 @@ def rank(
     shown = int(table["regions"].sum()) if "regions" in table.columns else len(table)
     if fmt == "table" and shown > len(table) and not quiet:
         note("offerings sold alike in several regions are one row (region '+N more'); --format csv or json lists each")
-    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet)
+    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet, shown_table=table)
 
 
 def compare(
@@ -362,7 +402,15 @@ def compare(
         table = table.assign(why=why)
     view = wide_view if wide else ("choice", *COMPACT_VIEW, "why")
     _render(result, table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
-    _finish(result, fmt, shown=len(result.table), total=len(result.table), wide=wide, quiet=quiet)
+    _finish(
+        result,
+        fmt,
+        shown=len(result.table),
+        total=len(result.table),
+        wide=wide,
+        quiet=quiet,
+        shown_table=result.table,
+    )
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.cost.lines import SPOT_BUCKETS, billing_text
-from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES
+from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES, SPOT_FLOOR_NOTE
 from planner.cost.spot import RUNAWAY_FACTOR
 
 if TYPE_CHECKING:
@@ -183,6 +183,19 @@ def long_run_hours(spot_warning_hours: float | None) -> float:
     return spot_model().spot_warning_hours if spot_warning_hours is None else spot_warning_hours
 
 
+def _flag_notes(flags: str, *, spot: bool) -> list[str]:
+    """A catalog ``flags`` value as notes: ``spot_at_floor`` in words on a spot option, and not on an on-demand one
+    (its price is not the floor's); other flags as they are."""
+    notes = []
+    for flag in filter(None, flags.split(";")):
+        if flag == "spot_at_floor":
+            if spot:
+                notes.append(SPOT_FLOOR_NOTE)
+        else:
+            notes.append(flag)
+    return notes
+
+
 def option_notes(
     spot: npt.NDArray[np.bool_],
     bucket: npt.NDArray[np.int64],
@@ -256,7 +269,7 @@ def option_notes(
         if n > 1:
             parts.append(f"{n} nodes over {float(network_values[network_code]):g} Gbit/s")
         if flag_code >= 0 and flag_names[flag_code]:
-            parts.append(str(flag_names[flag_code]))
+            parts.extend(_flag_notes(str(flag_names[flag_code]), spot=bool(is_spot)))
         texts.append("; ".join(parts))
     result: npt.NDArray[np.object_] = np.array(texts, dtype=object)[np.asarray(inverse).reshape(-1)]
     return result

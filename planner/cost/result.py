@@ -11,6 +11,9 @@ from planner.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+# What the catalog flag spot_at_floor means where an option's number stands (rank's notes, the headline).
+SPOT_FLOOR_NOTE = "spot price at the 90%-off floor in its zone: little spot capacity may trade there"
+
 # The columns of RankResult.table, in order; names are stable (scripts read them), units last.
 TABLE_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -130,6 +133,8 @@ class RankResult:
                 ]
                 then = f"; the best that may have capacity is #{int(others.iloc[0]['rank'])}" if len(others) else ""
                 text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
+            if SPOT_FLOOR_NOTE in str(row.get("notes") or ""):
+                text += f"; {SPOT_FLOOR_NOTE}"
             if "GPU not in the calibration data" in str(row.get("notes") or ""):
                 text += "; GPU not in the calibration data (wider band)"
             if row.get("price_stale"):

@@ -82,6 +82,21 @@ def test_rank_table_to_a_file(stored: Path, tmp_path: Path, cli: CliRun) -> None
     assert "prices as of 2026-11-01" in err
 
 
+def test_rank_table_marks_spot_at_its_floor(isolated_store: Path, no_bundled_catalog: Path, cli: CliRun) -> None:
+    # Validation on write flags the floor price; the table says so in the pricing cell and explains it once.
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot(
+            "aws",
+            [make_offer(price_usd_per_hour=55.04, spot_price_usd_per_hour=5.504)],
+            source="fixture-aws",
+            as_of="2026-11-01T00:00:00+00:00",
+        )
+    code, out, err = cli(*["rank", *JOB, "--pricing", "spot"])
+    assert code == 0
+    assert "spot FLOOR" in out
+    assert "spot FLOOR: spot price at the 90%-off floor in its zone" in err
+
+
 def test_rank_with_no_option_explains_and_exits_1(stored: Path, cli: CliRun) -> None:
     code, _, err = cli(*["rank", *JOB, "--deadline-hours", "0.5"])
     assert code == 1

@@ -14,6 +14,7 @@ from cost.fakes import FakeEstimator, small_catalog
 from planner._data import data_dir
 from planner.api import rank
 from planner.cost import spot
+from planner.cost.result import SPOT_FLOOR_NOTE
 
 
 def _one(value: float) -> np.ndarray:
@@ -197,6 +198,21 @@ def test_headline_pairs_the_best_on_demand_with_the_best_safe_spot_option() -> N
     assert lines[0].startswith("best on-demand: aws 1 x p5.48xlarge") and lines[1].startswith("best spot:")
     only = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, pricing="on-demand")
     assert only.headline()[1] is None and len(only.headline_lines()) == 1
+
+
+def test_a_spot_price_at_the_floor_is_said_where_the_number_stands() -> None:
+    catalog = small_catalog()
+    cheapest_zone = (catalog["zone"] == "use1-az6").to_numpy()
+    catalog.loc[cheapest_zone, "flags"] = "spot_at_floor"
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
+    table = result.table
+    p5 = table[(table["instance_type"] == "p5.48xlarge") & (table["region"] == "us-east-1")]
+    spot, on_demand = p5[p5["pricing"] == "spot"], p5[p5["pricing"] == "on-demand"]
+    assert len(spot) and all(SPOT_FLOOR_NOTE in n for n in spot["notes"])
+    assert len(on_demand) and not any(SPOT_FLOOR_NOTE in n or "spot_at_floor" in n for n in on_demand["notes"])
+    best_spot = result.headline()[1]
+    if best_spot is not None and SPOT_FLOOR_NOTE in best_spot["notes"]:
+        assert SPOT_FLOOR_NOTE in result.headline_lines()[-1]
 
 
 def test_a_runaway_expected_time_counts_as_never_finishing() -> None:
