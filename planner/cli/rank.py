@@ -6,6 +6,7 @@ grep's "no match"), 2 for bad input, 3 for a catalog older than --max-age.
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -111,6 +112,8 @@ QuietOpt = Annotated[
     ),
 ]
 DEFAULT_TABLE_TOP = 20
+# When nothing meets the deadline on --max-nodes instances, rank is asked again with up to this many.
+WIDER_MAX_NODES = 16
 
 
 def note(message: str) -> None:
@@ -190,12 +193,21 @@ def _mark_spot(table: Any) -> Any:
 
 
 def _finish(
-    result: RankResult, fmt: str, *, shown: int, total: int, wide: bool, quiet: bool, shown_table: Any = None
+    result: RankResult,
+    fmt: str,
+    *,
+    shown: int,
+    total: int,
+    wide: bool,
+    quiet: bool,
+    shown_table: Any = None,
+    hint: str | None = None,
 ) -> None:
     """Messages after the data: notes, exclusions and assumptions (table view), the reason for nothing.
 
     ``quiet`` keeps only the warnings and the reason for nothing: the rest is already in the data or the JSON.
     ``shown_table``: the rows the table shows; a note explains each spot marker (RISKY, FLOOR) among them.
+    ``hint``: what would give an answer where there is none (more instances), said before the reason.
     """
     from planner.report import notes_to_show
 
@@ -222,6 +234,8 @@ def _finish(
         for line in result.assumptions:
             note(f"- {line}")
     if result.empty:
+        if hint:
+            note(hint)
         note(f"no option: {result.message}")
         raise typer.Exit(1)
 
@@ -278,7 +292,8 @@ def rank(
     built, extra = workload_from_flags(workload, locals())
     # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
     shown_top = top if top is not None or fmt != "table" else DEFAULT_TABLE_TOP
-    result = api_rank(
+    ask = functools.partial(
+        api_rank,
         built,
         deadline_hours=deadline_hours,
         budget_usd=budget_usd,
@@ -287,7 +302,6 @@ def rank(
         gpu=gpu,
         instance_type=instance,
         pricing=pricing,
-        max_nodes=max_nodes,
         min_gpu_memory_gib=min_gpu_memory,
         max_age_hours=max_age,
         available_only=available_only,
@@ -300,6 +314,14 @@ def rank(
         checkpoint_storage_gbps=checkpoint_storage_gbps,
         **extra,
     )
+    result = ask(max_nodes=max_nodes)
+    hint = None
+    if result.empty and deadline_hours is not None and max_nodes < WIDER_MAX_NODES:
+        # Nothing meets the deadline on this many instances: say whether more of them, joined by their network, would.
+        wider = ask(max_nodes=WIDER_MAX_NODES)
+        if not wider.empty:
+            best = wider.headline_lines()[0] if wider.headline_lines() else ""
+            hint = f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options meet it; {best}"
     total = len(result.table)
     if fmt == "table" and output is None:
         # The headline answer first: the best on-demand option beside the best spot option; catalog text in it is
@@ -321,7 +343,7 @@ def rank(
     shown = int(table["regions"].sum()) if "regions" in table.columns else len(table)
     if fmt == "table" and shown > len(table) and not quiet:
         note("offerings sold alike in several regions are one row (region '+N more'); --format csv or json lists each")
-    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet, shown_table=table)
+    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet, shown_table=table, hint=hint)
 
 
 def compare(

@@ -82,6 +82,16 @@ def test_rank_table_to_a_file(stored: Path, tmp_path: Path, cli: CliRun) -> None
     assert "prices as of 2026-11-01" in err
 
 
+def test_rank_with_no_option_says_whether_more_nodes_would_meet_the_deadline(stored: Path, cli: CliRun) -> None:
+    code, _, err = cli(*["rank", *JOB, "--deadline-hours", "2"])
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("no option: no offering meets a 2-hour deadline")
+    assert lines[-2].startswith("with --max-nodes 16, ") and "options meet it; best " in lines[-2]
+    code, _, err = cli(*["rank", *JOB, "--deadline-hours", "2", "--max-nodes", "16"])
+    assert code == 0 and "with --max-nodes" not in err
+
+
 def test_rank_table_marks_spot_at_its_floor(isolated_store: Path, no_bundled_catalog: Path, cli: CliRun) -> None:
     # Validation on write flags the floor price; the table says so in the pricing cell and explains it once.
     with CatalogStore(seed=False) as store:
