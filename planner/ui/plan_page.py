@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner import report
 from planner.cost.rank import RankResult
+from planner.cost.result import SPOT_FLOOR_NOTE
 from planner.errors import PlannerError
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
 from planner.ui.cache import cached_catalog, cached_rank, cached_status
@@ -252,6 +253,8 @@ def _headline_pair(result: RankResult) -> None:
         column.metric("Time to solution", figures["Time to solution"])
         if row["pricing"] == "spot":
             risk = "; risky: the high scenario more than doubles time or cost" if row["spot_risky"] else ""
+            if SPOT_FLOOR_NOTE in str(row.get("notes") or ""):
+                risk += f"; {SPOT_FLOOR_NOTE}"
             column.caption(
                 f"{float(row['expected_interruptions']):.2g} interruptions expected, "
                 f"P(none) {float(row['p_no_interruption']):.0%}{risk}"

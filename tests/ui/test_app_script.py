@@ -107,6 +107,22 @@ def test_plan_page_ranks_offerings(fixture_catalog: Path) -> None:
     assert app.query_params == {"w": "llama-2-7b", "work": "1e+09"}
 
 
+def test_a_spot_price_at_its_floor_is_said_beside_the_best_spot_option(
+    isolated_store: Path, no_bundled_catalog: Path
+) -> None:
+    from planner.cost.result import SPOT_FLOOR_NOTE
+
+    with CatalogStore(seed=False) as store:
+        for provider in ("aws", "gcp", "azure"):
+            rows = [make_offer(spot_price_usd_per_hour=5.504)] if provider == "aws" else []
+            if rows:
+                store.write_snapshot(provider, rows, source="fixture", as_of="2026-11-01T00:00:00+00:00")
+    app = _app().run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    captions = [c.value for c in app.caption if "interruptions expected" in c.value]
+    assert captions and SPOT_FLOOR_NOTE in captions[0]
+
+
 def test_the_url_is_the_form(fixture_catalog: Path) -> None:
     app = _app()
     app.query_params.update(  # type: ignore[attr-defined]
