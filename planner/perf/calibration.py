@@ -85,7 +85,9 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     # 1 / (1 + ridge point / balance_half), 0.23-0.54 on the calibrated GPUs. The fit sits on this bound, which puts
     # the convolutions at 48-91% of most GPUs' measured matmul ceiling, but above it where the ridge point is low
     # (V100 102%, RTX 3090 116%; uncalibrated T4 121%), and gives most of ResNet-50's time to the CUDA-core and
-    # memory terms below. (A bound at 0.95 of the ceiling on every GPU is not tried yet.)
+    # memory terms below. Capping them at the measured ceiling on every GPU was tried: the joint fit moved the shared
+    # comm overlap from 0.37 to 0.45 (Lambda's multi-GPU CNN rows), the transformer coefficients with it, and the
+    # in-sample error from 6.29% to 6.39%; each fit took five times longer and it was left out.
     ("cnn", "peak_efficiency", 0.1, 1.9),
     # Everything a convolution net runs on the CUDA cores, per tensor-core FLOP: batch norm, ReLU and the optimizer,
     # and the non-tensor instruction stream of the convolution kernels themselves (address arithmetic, layout
