@@ -110,17 +110,26 @@ def test_plan_page_ranks_offerings(fixture_catalog: Path) -> None:
 def test_a_spot_price_at_its_floor_is_said_beside_the_best_spot_option(
     isolated_store: Path, no_bundled_catalog: Path
 ) -> None:
+    import streamlit as st
+
     from planner.cost.result import SPOT_FLOOR_NOTE
 
     with CatalogStore(seed=False) as store:
-        for provider in ("aws", "gcp", "azure"):
-            rows = [make_offer(spot_price_usd_per_hour=5.504)] if provider == "aws" else []
-            if rows:
-                store.write_snapshot(provider, rows, source="fixture", as_of="2026-11-01T00:00:00+00:00")
-    app = _app().run()  # type: ignore[attr-defined]
-    assert not app.exception, app.exception
-    captions = [c.value for c in app.caption if "interruptions expected" in c.value]
-    assert captions and SPOT_FLOOR_NOTE in captions[0]
+        store.write_snapshot(
+            "aws", [make_offer(spot_price_usd_per_hour=5.504)], source="fixture", as_of="2026-11-01T00:00:00+00:00"
+        )
+    # The app caches the catalog and rankings per process, not per store: this test's own catalog must neither be served another
+    # test's nor be left for the next one.
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    try:
+        app = _app().run()  # type: ignore[attr-defined]
+        assert not app.exception, app.exception
+        captions = [c.value for c in app.caption if "interruptions expected" in c.value]
+        assert captions and SPOT_FLOOR_NOTE in captions[0]
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
 
 
 def test_the_url_is_the_form(fixture_catalog: Path) -> None:
