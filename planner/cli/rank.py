@@ -187,7 +187,7 @@ def _mark_spot(table: Any) -> Any:
     more than doubles it) and FLOOR (a floor price, not a market one). CSV and JSON carry ``spot_risky`` and
     ``notes``."""
     for mask, word in ((_risky(table), "RISKY"), (_at_floor(table), "FLOOR")):
-        if mask is not None and mask.any():
+        if _shows(mask):
             table.loc[mask, "pricing"] = table.loc[mask, "pricing"] + f" {word}"
     return table
 
@@ -320,8 +320,8 @@ def rank(
         # Nothing meets the deadline on this many instances: say whether more of them, joined by their network, would.
         wider = ask(max_nodes=WIDER_MAX_NODES)
         if not wider.empty:
-            best = wider.headline_lines()[0] if wider.headline_lines() else ""
-            hint = f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options meet it; {best}"
+            best = wider.headline_lines()[:1]
+            hint = "; ".join([f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options meet it", *best])
     total = len(result.table)
     if fmt == "table" and output is None:
         # The headline answer first: the best on-demand option beside the best spot option; catalog text in it is

@@ -64,22 +64,9 @@ def test_spot_above_on_demand_is_flagged_not_rejected() -> None:
 
 def test_spot_at_the_ninety_percent_floor_is_flagged() -> None:
     # AWS p6-b200.48xlarge in us-east-2: one zone at 10% of on-demand (4-decimal rounding), another at 21%.
-    floor = make_offer(
-        instance_type="p6-b200.48xlarge",
-        gpu="B200",
-        gpu_memory_gib=180.0,
-        price_usd_per_hour=113.9328,
-        spot_price_usd_per_hour=11.3933,
-        zone="use2-az3",
-    )
-    market = make_offer(
-        instance_type="p6-b200.48xlarge",
-        gpu="B200",
-        gpu_memory_gib=180.0,
-        price_usd_per_hour=113.9328,
-        spot_price_usd_per_hour=23.956,
-        zone="use2-az2",
-    )
+    b200 = {"instance_type": "p6-b200.48xlarge", "gpu": "B200", "gpu_memory_gib": 180.0, "price_usd_per_hour": 113.9328}
+    floor = make_offer(**b200, spot_price_usd_per_hour=11.3933, zone="use2-az3")
+    market = make_offer(**b200, spot_price_usd_per_hour=23.956, zone="use2-az2")
     near = make_offer(price_usd_per_hour=10.0, spot_price_usd_per_hour=1.03)
     report = validate_rows([floor, market, near])
     assert ["spot_at_floor" in r["flags"] for r in report.accepted] == [True, False, False]
