@@ -22,13 +22,23 @@ def cached_status() -> pd.DataFrame:
     return api.catalog_status()
 
 
+def catalog_key(catalog: pd.DataFrame) -> tuple[object, ...]:
+    """What identifies a catalog for the ranking cache: its size and each provider's newest price date.
+
+    A refresh writes a new snapshot with a new ``as_of``, so a ranking cached on the old catalog is not reused.
+    """
+    newest = catalog.groupby("provider")["as_of"].max() if len(catalog) else pd.Series(dtype=object)
+    return (len(catalog), *((str(p), str(t)) for p, t in newest.items()))
+
+
 @st.cache_resource(ttl=300, max_entries=64, show_spinner="Ranking every offering ...")
-def cached_rank(form: PlanForm) -> RankResult:
-    """``api.rank`` of a form; the same form (a shared link, back and forward) answers from memory.
+def cached_rank(form: PlanForm, key: tuple[object, ...], _catalog: pd.DataFrame) -> RankResult:
+    """``api.rank`` of a form on a catalog; the same form on the same catalog (a shared link, back and forward)
+    answers from memory. ``key`` (``catalog_key``) names the catalog; ``_catalog`` itself is not hashed.
 
     A resource cache: the result is shared read-only between sessions instead of copied on every rerun.
     """
-    return api.rank(build_workload(form), catalog=cached_catalog(), **rank_arguments(form))
+    return api.rank(build_workload(form), catalog=_catalog, **rank_arguments(form))
 
 
 @st.cache_data(ttl=300, show_spinner=False)

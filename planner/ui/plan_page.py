@@ -19,7 +19,7 @@ from planner.cost.rank import RankResult
 from planner.cost.result import SPOT_FLOOR_NOTE
 from planner.errors import PlannerError
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
-from planner.ui.cache import cached_catalog, cached_rank, cached_status
+from planner.ui.cache import cached_catalog, cached_rank, cached_status, catalog_key
 from planner.ui.plan_state import (
     DEFAULT,
     MAX_NODES,
@@ -274,7 +274,7 @@ def render_plan_page() -> None:
     _write_url(form)
     st.caption(_price_ages())
     try:
-        result = cached_rank(form)
+        result = cached_rank(form, catalog_key(catalog), catalog)
     except PlannerError as exc:
         st.error(str(exc))
         return
