@@ -336,18 +336,13 @@ def _sample_time(
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
     matmul_time = linear * linear_passes / (peak * eff) + attention * attention_passes / attention_rate
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
-    activation_bytes = elem
-    if wl.kind == "encoder" and wl.stack != "tuned":
-        # BERT-class scripts (DeepLearningExamples, Hugging Face) train under autocast with FP32 parameters: layer
-        # norm, softmax and the residual stream stay FP32, and eager attention writes its scores to HBM. Their
-        # element-wise traffic is counted at 4 bytes whatever the matmul precision: an upper bound on autocast's mix
-        # (about 2.5 bytes by op count) that also carries the score traffic the model does not count apart. The
-        # decoder sources keep 16-bit activations (llm-foundry's pure-BF16 FSDP with low-precision layer norm and
-        # FlashAttention, Megatron's FP16 parameters, NVIDIA's recipes). With 2 bytes, BERT in FP16 came out 28% too
-        # fast from the decoders' fit, leave-one-source-out, while TF32 landed (bench/accuracy.py).
-        activation_bytes = max(elem, ELEMENT_BYTES["fp32"])
-    mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * activation_bytes
-
+    mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
+    if wl.kind == "encoder" and wl.stack != "tuned" and wl.heads:
+        # BERT-class scripts (DeepLearningExamples, Hugging Face) run eager attention: every head's seq x seq scores
+        # go through HBM several times (the score matmul's output, scale, mask, softmax, dropout and its mask, the
+        # context matmul's input, and as many passes backward), seq x heads elements per token and layer. The
+        # decoder sources run FlashAttention, which keeps the scores on chip, and NVIDIA's tuned BERT fuses them.
+        mem_bytes += fam.get("score_passes", 0.0) * layers * (wl.heads / tp) * seq * tokens * elem
     if recompute:
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
