@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,12 @@ from planner.ui.plan_state import PlanForm
 
 
 @pytest.fixture
-def clear_app_caches() -> object:
+def clear_app_caches() -> Iterator[None]:
     import streamlit as st
 
     st.cache_data.clear()
     st.cache_resource.clear()
-    yield None
+    yield
     st.cache_data.clear()
     st.cache_resource.clear()
 
@@ -30,7 +31,7 @@ def _write(price: float, as_of: str) -> None:
 
 
 def test_a_refreshed_catalog_is_ranked_again_for_the_same_form(
-    isolated_store: Path, no_bundled_catalog: Path, clear_app_caches: object
+    isolated_store: Path, no_bundled_catalog: Path, clear_app_caches: None
 ) -> None:
     form = PlanForm(workload="llama-2-7b", work=1e9, pricing="on-demand")
     _write(55.04, "2026-11-01T00:00:00+00:00")
