@@ -140,9 +140,9 @@ class Workload:
             )
         if self.kind == "encoder":
             return (
-                "software: PyTorch DDP with BERT-class scripts under autocast (DeepLearningExamples, Hugging Face): "
-                "layer norm, softmax and the residual stream in FP32 and eager attention, so FP16 gains less over "
-                "TF32 than the matmuls do (NVIDIA's MLPerf recipe is faster: stack tuned)"
+                "software: PyTorch DDP with BERT-class scripts (DeepLearningExamples, Hugging Face): eager attention "
+                "writes each head's seq x seq scores to GPU memory, so long sequences cost more than their FLOPs "
+                "(NVIDIA's MLPerf recipe fuses them and is faster: stack tuned)"
             )
         return (
             "software: a typical PyTorch FSDP/DDP or DeepSpeed stack (NVIDIA's tuned Megatron-Core/NeMo recipes run "
