@@ -299,3 +299,31 @@ def test_eager_attention_scores_stream_through_memory_in_typical_bert_scripts() 
     assert memory_per_token(decoder, "bf16") == pytest.approx(memory_per_token(short, "bf16"))
     for workload in (bert(384), bert(384, "tuned"), decoder):
         assert memory_per_token(workload, "fp16") == pytest.approx(memory_per_token(workload, "tf32") / 2)
+
+
+def test_eager_attention_holds_its_scores_for_backward_in_typical_bert_scripts() -> None:
+    # Eager attention keeps each head's softmax output, dropout mask and dropout output (2 + 1 + 2 bytes per score
+    # in FP16; Korthikanti et al.'s 5as/h term): per token it grows with the sequence. FlashAttention and NVIDIA's
+    # fused BERT recompute them instead. Lambda sized its BERT batches to memory; with this term they sit at
+    # estimate()'s one-pass limit (bench/memory.py), without it the model let 1.5x as many sequences fit.
+    from planner.perf.model import _memory_bytes
+
+    def activations_per_token(seq: int, stack: str) -> float:
+        workload = get_workload("bert-large", seq_len=seq, stack=stack, mode="finetune")
+        # Seven more sequences per micro-batch: the model state cancels out.
+        one = _memory_bytes(workload, "fp16", Plan(micro_batch=1, global_batch=1))
+        return (_memory_bytes(workload, "fp16", Plan(micro_batch=8, global_batch=8)) - one) / (7 * seq)
+
+    assert activations_per_token(1024, "typical") > 1.5 * activations_per_token(256, "typical")
+    assert activations_per_token(1024, "tuned") == pytest.approx(activations_per_token(256, "tuned"), rel=1e-6)
+
+
+def test_a_fine_tuned_encoder_holds_no_vocabulary_logits() -> None:
+    # SQuAD or GLUE fine-tuning puts a head of a few outputs per token on BERT, not the masked-LM vocabulary.
+    from planner.perf.model import _memory_bytes
+
+    plan = Plan(micro_batch=32, global_batch=32)
+    pretrain = get_workload("bert-large", mode="pretrain")
+    finetune = get_workload("bert-large", mode="finetune", seq_len=pretrain.seq_len)
+    logits = 32 * pretrain.seq_len * pretrain.vocab * 4.0
+    assert _memory_bytes(pretrain, "fp16", plan) - _memory_bytes(finetune, "fp16", plan) == pytest.approx(logits)

@@ -1,0 +1,80 @@
+"""How well ``estimate()``'s memory model knows what fits: Lambda's batch sizes against the largest one-pass batch.
+
+Lambda's deeplearning-benchmark ran each GPU at a batch sized to its memory (BERT-Large in FP16: 28 sequences on a
+24 GB card, 64 on 48 GB, 112 on 80 GB; half that in TF32), so its batches sit near the largest that fit. For every
+single-GPU configuration this asks ``estimate()``, as a user would (workload, GPU, precision, sequence length, global
+batch), for the largest global batch it still runs in one micro-batch, and prints Lambda's batch over that limit:
+near 1 is a memory model that knows what fits; well under 1 is one that would let a user plan a batch that runs out
+of memory (or assume a step without gradient accumulation that the GPU cannot take).
+
+    .venv/bin/python bench/memory.py
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from planner.perf import calibration, model  # noqa: E402
+from planner.perf.calibration import Benchmark  # noqa: E402
+
+
+def _one_pass(row: Benchmark, batch: int) -> bool:
+    workload = dataclasses.replace(calibration.user_workload(row), global_batch=batch)
+    result = model.estimate(workload, row.gpu, 1, row.precision)
+    return bool(result.fits_in_memory and result.parallelism.get("micro_batch") == batch)
+
+
+def largest_one_pass_batch(row: Benchmark, ceiling: int = 8192) -> int:
+    """The largest global batch ``estimate()`` runs in a single micro-batch on one GPU (0 if none)."""
+    low, high = 0, 1
+    while high <= ceiling and _one_pass(row, high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _one_pass(row, middle) else (low, middle)
+    return low
+
+
+def main() -> None:
+    rows = calibration.load_benchmarks()
+    seen: set[tuple[str, str, str]] = set()
+    ratios: dict[str, list[float]] = {}
+    print("Lambda's batch over the largest batch estimate() runs in one pass on one GPU")
+    print(f"{'workload':11s} {'GPU':16s} {'prec':5s} {'Lambda':>6s} {'limit':>6s} {'ratio':>6s}")
+    for row in rows:
+        if not row.source_name.startswith("lambdal") or row.gpus != 1 or row.workload is None:
+            continue
+        key = (row.workload.name, row.gpu.id, row.precision)
+        if key in seen:
+            continue
+        seen.add(key)
+        limit = largest_one_pass_batch(row)
+        ratio = row.plan.global_batch / limit if limit else float("inf")
+        ratios.setdefault(row.family, []).append(ratio)
+        print(f"{key[0]:11s} {key[1]:16s} {key[2]:5s} {row.plan.global_batch:6d} {limit:6d} {ratio:6.2f}")
+    summary = {
+        family: {
+            "median": round(statistics.median(values), 2),
+            "min": round(min(values), 2),
+            "max": round(max(values), 2),
+            "configs": len(values),
+        }
+        for family, values in sorted(ratios.items())
+    }
+    print()
+    for family, figures in summary.items():
+        print(
+            f"{family:8s} Lambda's batch / estimate's one-pass limit: median {figures['median']:.2f} "
+            f"(range {figures['min']:.2f}-{figures['max']:.2f}, {figures['configs']} configurations)"
+        )
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
