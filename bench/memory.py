@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.perf import calibration, model  # noqa: E402
-from planner.perf.calibration import Benchmark  # noqa: E402
+from planner.perf import calibration, model
+from planner.perf.calibration import Benchmark
 
 
 def _one_pass(row: Benchmark, batch: int) -> bool:
