@@ -339,7 +339,7 @@ def _sample_time(
     matmul_time = linear * linear_passes / (peak * eff) + attention * attention_passes / attention_rate
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
-    if wl.kind == "encoder" and wl.stack != "tuned" and wl.heads:
+    if wl.eager_attention:
         # BERT-class scripts (DeepLearningExamples, Hugging Face) run eager attention: every head's seq x seq scores
         # go through HBM several times (the score matmul's output, scale, mask, softmax, dropout and its mask, the
         # context matmul's input, and as many passes backward), seq x heads elements per token and layer. The
@@ -378,7 +378,7 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
         return float(state + activations)
     tokens = b * wl.seq_len / plan.cp
     per_layer_full = mem["activation_bytes_per_token_hidden"] * tokens * wl.hidden * elem / 2.0 / plan.tp
-    if wl.kind == "encoder" and wl.stack != "tuned" and wl.heads:
+    if wl.eager_attention:
         # Eager attention (typical BERT scripts) keeps each head's softmax output, dropout mask (1 byte) and dropout
         # output for backward: Korthikanti et al.'s 5as/h term in FP16. Lambda sized its BERT batches to memory, and
         # with this term they sit at estimate()'s one-pass limit (bench/memory.py); without it, 1.5x as many fit.

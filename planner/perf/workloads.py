@@ -159,6 +159,12 @@ class Workload:
         return self.kind != "cnn"
 
     @property
+    def eager_attention(self) -> bool:
+        """Typical BERT-class scripts: attention materialises each head's seq x seq scores in GPU memory (the
+        decoder sources run FlashAttention; NVIDIA's tuned BERT fuses it)."""
+        return self.kind == "encoder" and self.stack != "tuned" and bool(self.heads)
+
+    @property
     def tokens_per_sample(self) -> int:
         """Tokens in one sequence (1 for a CNN image)."""
         return self.seq_len if self.is_transformer else 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,6 @@ from planner import api
 from planner.catalog.store import CatalogStore
 from planner.ui.cache import cached_rank, catalog_key
 from planner.ui.plan_state import PlanForm
-
-
-@pytest.fixture
-def clear_app_caches() -> Iterator[None]:
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def _write(price: float, as_of: str) -> None:

@@ -108,28 +108,19 @@ def test_plan_page_ranks_offerings(fixture_catalog: Path) -> None:
 
 
 def test_a_spot_price_at_its_floor_is_said_beside_the_best_spot_option(
-    isolated_store: Path, no_bundled_catalog: Path
+    isolated_store: Path, no_bundled_catalog: Path, clear_app_caches: None
 ) -> None:
-    import streamlit as st
-
     from planner.cost.result import SPOT_FLOOR_NOTE
 
     with CatalogStore(seed=False) as store:
         store.write_snapshot(
             "aws", [make_offer(spot_price_usd_per_hour=5.504)], source="fixture", as_of="2026-11-01T00:00:00+00:00"
         )
-    # The app caches the catalog and rankings per process, not per store: this test's own catalog must neither be served another
-    # test's nor be left for the next one.
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    try:
-        app = _app().run()  # type: ignore[attr-defined]
-        assert not app.exception, app.exception
-        captions = [c.value for c in app.caption if "interruptions expected" in c.value]
-        assert captions and SPOT_FLOOR_NOTE in captions[0]
-    finally:
-        st.cache_data.clear()
-        st.cache_resource.clear()
+    # The app's caches are per process, not per store (clear_app_caches).
+    app = _app().run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    captions = [c.value for c in app.caption if "interruptions expected" in c.value]
+    assert captions and SPOT_FLOOR_NOTE in captions[0]
 
 
 def test_the_url_is_the_form(fixture_catalog: Path) -> None:
@@ -252,17 +243,12 @@ def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: P
     assert any("snapshot holds this offering" in c.value for c in app.caption)
 
 
-def test_one_price_in_many_regions_is_one_row_of_the_table(fixture_catalog: Path) -> None:
+def test_one_price_in_many_regions_is_one_row_of_the_table(fixture_catalog: Path, clear_app_caches: None) -> None:
     lam = {"provider": "lambda", "instance_type": "gpu_8x_h100_sxm5", "zone": "", "price_usd_per_hour": 23.92,
            "spot_price_usd_per_hour": None, "spot_interruption": None, "network_gbps": None}  # fmt: skip
     with CatalogStore(seed=False) as store:
         store.write_snapshot("lambda", [make_offer(**lam, region=r) for r in ("us-east-1", "us-west-1", "us-south-1")],
                              source="fixture", as_of="2026-11-01T00:00:00+00:00")  # fmt: skip
-    import streamlit as st
-
-    # The app caches the catalog and answers for five minutes across runs: start from this store.
-    st.cache_data.clear()
-    st.cache_resource.clear()
     app = _app().run()  # type: ignore[attr-defined]
     assert not app.exception, app.exception
     table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
