@@ -12,6 +12,8 @@ to train those samples is compared with the score, and the H200/H100 and B200/H1
 
 MLPerf's clock also runs the evaluations inside the timed region (and any start-up after run_start), which the
 estimate does not model: it predicts training time only. Targets: within 20% (tuned stack), ratios within 10%.
+Each row also shows the low/high band ``estimate()`` gives the user, in minutes, and the summary counts the runs that
+fell inside it (a band marked * is an extrapolation: that GPU has no calibration measurements of that kind of model).
 None of these runs is in the benchmark rows the model is fitted on; the two v4.0 ResNet-50 rows set the two tuned-CNN
 constants (``calibration.solve_tuned_cnn``) and are left out of the summary.
 """
@@ -37,10 +39,14 @@ def main() -> None:
     args = parser.parse_args()
     rows = calibration.load_mlperf()
     print(f"MLPerf Training, 8-GPU systems, estimate(--stack {args.stack}) vs measured time-to-train (minutes)")
-    print(f"{'round':5s} {'benchmark':16s} {'GPU':9s} {'measured':>9s} {'predicted':>9s} {'error':>7s}  layout")
+    print(
+        f"{'round':5s} {'benchmark':16s} {'GPU':9s} {'measured':>9s} {'predicted':>9s} {'error':>7s} "
+        f"{'band':>13s}  layout"
+    )
     predicted: dict[tuple[str, str, str], float] = {}
     measured: dict[tuple[str, str, str], float] = {}
     errors: list[float] = []
+    inside: list[bool] = []
     for row in rows:
         minutes, layout = calibration.mlperf_minutes(row, args.stack)
         real = float(row["time_to_train_minutes"])
@@ -51,14 +57,22 @@ def main() -> None:
             continue
         predicted[key] = minutes
         error = (minutes / real - 1.0) * 100.0
+        # The band estimate() gives the user, as minutes: a lower throughput is a longer run.
+        result = calibration.mlperf_estimate(row, args.stack)
+        assert result.throughput and result.throughput_low and result.throughput_high
+        fast = minutes * result.throughput / result.throughput_high
+        slow = minutes * result.throughput / result.throughput_low
+        band = f"{fast:5.2f}-{slow:5.2f}{'' if result.gpu_calibrated else '*'}"
         if key in CALIBRATION:
             layout += "  (calibration row)"
         else:
             errors.append(abs(error))
+            inside.append(fast <= real <= slow)
         print(
             f"{row['round']:5s} {row['benchmark']:16s} {row['gpu']:9s} {real:9.2f} {minutes:9.2f} "
-            f"{error:+6.1f}%  {layout}"
+            f"{error:+6.1f}% {band:>13s}  {layout}"
         )
+    print("  * the GPU has no measurements of this kind of model in the calibration data: wider band, and a note")
     print()
     print("cross-GPU ratios (time on H100 over time on the other GPU, same round and benchmark)")
     ratio_errors: list[float] = []
@@ -84,6 +98,7 @@ def main() -> None:
         "within_20pct": f"{within}/{len(errors)}",
         "ratio_median_abs_error_pct": round(statistics.median(ratio_errors), 1) if ratio_errors else None,
         "ratios_within_10pct": f"{sum(1 for e in ratio_errors if e <= 10.0)}/{len(ratio_errors)}",
+        "measured_inside_band": f"{sum(inside)}/{len(inside)}",
     }
     print()
     print("targets: time-to-train within 20% (tuned stack), cross-GPU ratios within 10%")

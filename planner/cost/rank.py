@@ -20,7 +20,14 @@ from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
 from planner.cost.lines import SPOT_BUCKETS, billing_note
 from planner.cost.pareto import pareto_mask
 from planner.cost.request import ORDERS, PRICINGS, Estimator, RankRequest
-from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES, TABLE_COLUMNS, RankResult, empty_result
+from planner.cost.result import (
+    EXCLUDED_COLUMNS,
+    PRICING_NAMES,
+    TABLE_COLUMNS,
+    UNCALIBRATED_NOTE,
+    RankResult,
+    empty_result,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -437,7 +444,7 @@ def _table(
         # An uncalibrated GPU's time is the model's extrapolation: say so where the number stands.
         unsure = model.uncalibrated[family]
         prefix = np.where(notes[unsure] == "", "", "; ")
-        notes[unsure] = notes[unsure] + prefix.astype(object) + "GPU not in the calibration data (wider band)"
+        notes[unsure] = notes[unsure] + prefix.astype(object) + UNCALIBRATED_NOTE
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),

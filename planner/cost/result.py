@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 # What the catalog flag spot_at_floor means where an option's number stands (rank's notes, the headline).
 SPOT_FLOOR_NOTE = "spot price at the 90%-off floor in its zone: little spot capacity may trade there"
+# An option whose GPU has no published measurements of this kind of model (CNN, encoder, decoder) in the calibration
+# data: its time is the model's extrapolation.
+UNCALIBRATED_NOTE = "GPU not calibrated for this kind of model (wider band)"
 
 # The columns of RankResult.table, in order; names are stable (scripts read them), units last.
 TABLE_COLUMNS: tuple[str, ...] = (
@@ -135,8 +138,8 @@ class RankResult:
                 text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
             if SPOT_FLOOR_NOTE in str(row.get("notes") or ""):
                 text += f"; {SPOT_FLOOR_NOTE}"
-            if "GPU not in the calibration data" in str(row.get("notes") or ""):
-                text += "; GPU not in the calibration data (wider band)"
+            if UNCALIBRATED_NOTE in str(row.get("notes") or ""):
+                text += f"; {UNCALIBRATED_NOTE}"
             if row.get("price_stale"):
                 text += f"; prices as of {str(row['price_as_of'])[:10]} (stale)"
             lines.append(text)

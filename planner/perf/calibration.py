@@ -204,6 +204,7 @@ PRIORS: dict[str, Any] = {
     },
     "band": {"cnn": [0.15, 0.15], "transformer": [0.2, 0.2]},
     "calibrated_architectures": [],
+    "calibrated_kinds": {},
     # Typical network per 8-GPU node: p3dn 100, p4d 400, p5/p6 3200 Gbps; PCIe-card instances about 100.
     "network_gbps_by_architecture": {
         "default": 400.0,
@@ -497,6 +498,12 @@ def fit(rows: Sequence[Benchmark], start: dict[str, Any]) -> dict[str, Any]:
     # Which GPUs (and generations) the fit has seen: estimates on the others carry a wider band and a note.
     params["calibrated_gpus"] = sorted({row.gpu.id for row in rows})
     params["calibrated_architectures"] = sorted({row.gpu.architecture for row in rows})
+    # And which kinds of model each GPU was measured on: NVIDIA's B200 rows are all LLMs, and a BERT estimate there
+    # carries other GPUs' encoder measurements over (MLPerf BERT on B200 ran 25-29% slower than that predicts).
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        kinds[row.gpu.id].add(row.family)
+    params["calibrated_kinds"] = {gpu: sorted(kinds[gpu]) for gpu in sorted(kinds)}
     typical = [row for row in rows if row.workload is None or row.workload.stack == "typical"]
     tuned = [row for row in rows if row.workload is not None and row.workload.stack == "tuned"]
     level = [name for name in _active(typical) if not name[1].startswith("tuned_")]
@@ -560,6 +567,8 @@ class Predicted:
     throughput: float
     low: float
     high: float
+    # Whether the GPU had measurements of this kind of model in the fit (without them the band is wider).
+    calibrated: bool = True
 
     def covered(self, measured: float) -> bool:
         """Whether ``measured`` falls inside the band."""
@@ -598,7 +607,7 @@ def predict_through_estimate(row: Benchmark, *, source_recompute: bool = True) -
     )
     if result.throughput is None or result.throughput_low is None or result.throughput_high is None:
         return Predicted(math.nan, math.nan, math.nan)
-    return Predicted(result.throughput, result.throughput_low, result.throughput_high)
+    return Predicted(result.throughput, result.throughput_low, result.throughput_high, result.gpu_calibrated)
 
 
 def job_key(row: Benchmark) -> tuple[Any, ...]:
@@ -898,6 +907,15 @@ def load_mlperf(path: Path | None = None) -> list[dict[str, str]]:
 def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | None, str]:
     """Minutes ``estimate()`` predicts to train the row's samples to convergence from what a user types (workload,
     GPU, 8 GPUs, precision, sequence length, the submission's global batch, the stack), and the layout it chose."""
+    result = mlperf_estimate(row, stack)
+    layout = "tp{tensor} pp{pipeline} dp{data} mb{micro_batch}".format(**result.parallelism)
+    if result.time_to_solution_hours is None:
+        return None, "does not fit"
+    return result.time_to_solution_hours * 60.0, layout
+
+
+def mlperf_estimate(row: dict[str, str], stack: str = "tuned") -> model.Estimate:
+    """``estimate()``'s whole answer for an MLPerf row, asked as ``mlperf_minutes`` asks it (band, notes, layout)."""
     preset, precision, mode = MLPERF_BENCHMARKS[row["benchmark"]]
     samples = float(row["samples_to_converge"])
     options: dict[str, Any] = {"stack": stack, "global_batch": int(row["global_batch"])}
@@ -912,11 +930,7 @@ def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | N
     workload = get_workload(preset, **options)
     # Work in the workload's own unit: images, sequences, or tokens (samples x sequence length).
     work = samples * workload.seq_len if workload.work_unit == "tokens" else samples
-    result = model.estimate(get_workload(workload, work=work), row["gpu"], int(row["gpus"]), precision)
-    layout = "tp{tensor} pp{pipeline} dp{data} mb{micro_batch}".format(**result.parallelism)
-    if result.time_to_solution_hours is None:
-        return None, "does not fit"
-    return result.time_to_solution_hours * 60.0, layout
+    return model.estimate(get_workload(workload, work=work), row["gpu"], int(row["gpus"]), precision)
 
 
 def solve_tuned_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:

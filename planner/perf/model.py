@@ -40,6 +40,8 @@ COLLECTIVE_HEADROOM = 0.03
 # parts (T4, L4: about 40-60%) and the H100 (80%) sustain less of their peak; GeForce cards, which boost above their
 # rated clock, more (RTX 3090: 108%).
 REFERENCE_GPU = "A100-80GB"
+# How the notes name each kind of workload.
+KIND_NAMES = {"cnn": "CNN", "encoder": "encoder (BERT-class)", "decoder": "decoder (LLM)"}
 # A typical stack's fused attention is FlashAttention-2 (PyTorch SDPA, llm-foundry), written for Ampere: it reaches
 # 50-73% of an A100's peak (Dao 2023) but about 35% of an H100's (Shah et al. 2024, FlashAttention-3), about 0.6 of its
 # Ampere efficiency relative to the sustained peak. Held out by GPU, this took llm-foundry's A100/H100 ratio error from
@@ -192,7 +194,8 @@ class Estimate:
     energy_kwh: float | None
     parallelism: dict[str, Any] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
-    # Whether data/benchmarks.csv holds measurements on this GPU; without them the band is wider.
+    # Whether data/benchmarks.csv holds measurements of this kind of model (CNN, encoder, decoder) on this GPU;
+    # without them the band is wider.
     gpu_calibrated: bool = True
     calibration_note: str | None = None
 
@@ -835,17 +838,28 @@ def _estimate(
     band = bands.get(wl.kind) or bands["cnn" if not wl.is_transformer else "transformer"]
     low, high = float(band[0]), float(band[1])
     calibrated = spec.id in params.get("calibrated_gpus", ())
+    # Parameter sets without the per-kind record count a measured GPU as measured for every kind of model.
+    measured_kinds = params.get("calibrated_kinds", {}).get(spec.id)
     calibration_note: str | None = None
     if not calibrated:
-        # Held out of the fit, a GPU's own errors are larger (bench/accuracy.py, leave-one-GPU-out): a wider band.
-        widen = float(params.get("uncalibrated_band_factor", 1.5))
-        low, high = low * widen, high * widen
         known = spec.architecture in params.get("calibrated_architectures", ())
         calibration_note = (
             f"no published measurements on {spec.id} in the calibration data: estimated from its datasheet "
             f"(peak, memory bandwidth{', measured matmul ceiling' if _ceiling_share(spec, prec) else ''})"
             f"{' and other ' + spec.architecture + ' GPUs' if known else ''}; wider band"
         )
+    elif measured_kinds is not None and wl.kind not in measured_kinds:
+        calibrated = False
+        kind = KIND_NAMES[wl.kind]
+        calibration_note = (
+            f"the published measurements on {spec.id} in the calibration data are of "
+            f"{' and '.join(KIND_NAMES[k] for k in measured_kinds)} models only: this estimate carries other "
+            f"GPUs' {kind} measurements over to it; wider band"
+        )
+    if calibration_note is not None:
+        # Held out of the fit, a GPU's own errors are larger (bench/accuracy.py, leave-one-GPU-out): a wider band.
+        widen = float(params.get("uncalibrated_band_factor", 1.5))
+        low, high = low * widen, high * widen
         notes.append(calibration_note)
     if nodes > 1:
         low, high = low + 0.05, high + 0.05

@@ -10,6 +10,7 @@ from factories import make_offer
 
 from cost.fakes import FakeEstimator, small_catalog
 from planner.api import compare, rank
+from planner.cost.result import UNCALIBRATED_NOTE
 from planner.errors import InputError, StaleCatalogError
 
 
@@ -196,6 +197,6 @@ def test_options_on_an_uncalibrated_gpu_say_so_in_their_notes() -> None:
         return dataclasses.replace(answer, gpu_calibrated=args[1] != "A100-40GB")
 
     result = rank("llama-3-8b", catalog=small_catalog(), estimator=estimator, tokens=2e9)
-    marked = result.table["notes"].str.contains("GPU not in the calibration data")
+    marked = result.table["notes"].str.contains(UNCALIBRATED_NOTE, regex=False)
     assert (marked == (result.table["gpu"] == "A100-40GB")).all()
     assert marked.any()

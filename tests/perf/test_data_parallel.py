@@ -73,6 +73,40 @@ def test_uncalibrated_gpus_get_a_wider_band_and_a_note() -> None:
     assert width(unknown) > width(known)
 
 
+def test_a_gpu_measured_only_on_llms_is_not_calibrated_for_bert_or_cnns() -> None:
+    # NVIDIA's B200 rows in the calibration data are all LLM pre-training runs (MLPerf BERT on B200 ran 25-29% slower
+    # than the model predicts): a BERT or ResNet-50 estimate there is an extrapolation and says so.
+    assert perf_params()["calibrated_kinds"]["B200"] == ["decoder"]
+    llm = estimate("llama-3-8b", "B200", 8, "bf16")
+    assert llm.gpu_calibrated and llm.calibration_note is None
+    for workload in ("bert-large", "resnet50"):
+        extrapolated = estimate(workload, "B200", 8, "bf16")
+        measured = estimate(workload, "H100-SXM", 8, "bf16")
+        assert not extrapolated.gpu_calibrated and measured.gpu_calibrated
+        assert extrapolated.calibration_note and "decoder (LLM) models only" in extrapolated.calibration_note
+        assert extrapolated.calibration_note in extrapolated.assumptions
+        for side in ("throughput_low", "throughput_high"):
+
+            def spread(result: object, side: str = side) -> float:
+                return abs(getattr(result, side) / result.throughput - 1.0)  # type: ignore[attr-defined]
+
+            widen = perf_params()["uncalibrated_band_factor"]
+            assert spread(extrapolated) == pytest.approx(widen * spread(measured), rel=1e-6)
+
+
+def test_the_bundled_calibration_record_matches_the_benchmarks() -> None:
+    # Which GPUs and kinds of model the bundled parameters count as measured is what data/benchmarks.csv holds:
+    # a benchmark added without a refit (scripts/fit_perf.py) fails here.
+    from planner.perf import calibration
+
+    kinds: dict[str, set[str]] = {}
+    for row in calibration.load_benchmarks():
+        kinds.setdefault(row.gpu.id, set()).add(row.family)
+    params = perf_params()
+    assert params["calibrated_gpus"] == sorted(kinds)
+    assert params["calibrated_kinds"] == {gpu: sorted(found) for gpu, found in sorted(kinds.items())}
+
+
 def test_measured_ceilings_scale_the_peak_relative_to_the_a100() -> None:
     # T4: 24 of 65 TFLOP/s sustained at 70 W. The A100 SXM (86.9% of its peak) is the reference; the H100 SXM
     # sustains 80.3%, the RTX 3090 108% (GeForce boost clocks).
