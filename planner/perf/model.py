@@ -46,7 +46,7 @@ KIND_NAMES = {"cnn": "CNN", "encoder": "encoder (BERT-class)", "decoder": "decod
 # 50-73% of an A100's peak (Dao 2023) but about 35% of an H100's (Shah et al. 2024, FlashAttention-3), about 0.6 of its
 # Ampere efficiency relative to the sustained peak. Held out by GPU, this took llm-foundry's A100/H100 ratio error from
 # 14% to 2-7%. Blackwell runs the same kernels through the Ampere path. The tuned stack (Transformer Engine, cuDNN's
-# Hopper-native fused attention) is not affected.
+# Hopper-native fused attention) is not affected, nor is eager attention (BERT scripts: cuBLAS batched GEMMs).
 LATER_THAN_ADA = frozenset({"hopper", "blackwell"})
 TYPICAL_ATTENTION_AFTER_ADA = 0.6
 # Of mixed-precision Adam's 16 bytes per parameter, the FP32 master weights and two moments (ZeRO paper, Rajbhandari
@@ -291,6 +291,12 @@ def _efficiency_scale(spec: GpuSpec, precision: str, family: dict[str, float], s
     return float(family["peak_efficiency"] * rel)
 
 
+def _ampere_attention(wl: Workload, spec: GpuSpec) -> bool:
+    """Whether the workload's attention is FlashAttention-2-class kernels written for Ampere running on a later GPU.
+    Eager attention (typical BERT scripts) is cuBLAS batched GEMMs, native to every GPU."""
+    return wl.stack != "tuned" and not wl.eager_attention and spec.architecture in LATER_THAN_ADA
+
+
 def _sample_time(
     wl: Workload, spec: GpuSpec, precision: str, micro_batch: int, tp: int, recompute: bool, cp: int = 1
 ) -> tuple[float, float, float]:
@@ -335,7 +341,7 @@ def _sample_time(
     # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
     # than large GEMMs; with FP8 only the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
     attention_rate = peak * base * fam["attention_relative"]
-    if wl.stack != "tuned" and spec.architecture in LATER_THAN_ADA:
+    if _ampere_attention(wl, spec):
         attention_rate *= TYPICAL_ATTENTION_AFTER_ADA
     if precision == "fp8":
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
@@ -878,7 +884,7 @@ def _estimate(
             f"the tuned CNN speed-up was measured in mixed precision (MLPerf ResNet-50); in {prec} it is an "
             "extrapolation: NVIDIA's own TF32/FP32 ResNet-50 tables match the typical stack within 6%"
         )
-    if wl.is_transformer and wl.stack != "tuned" and spec.architecture in LATER_THAN_ADA:
+    if wl.is_transformer and _ampere_attention(wl, spec):
         notes.append(
             f"typical stack on {spec.architecture.capitalize()}: its FlashAttention-2-class attention runs at about "
             f"{TYPICAL_ATTENTION_AFTER_ADA:.0%} of its Ampere efficiency (FlashAttention-3 paper); the tuned stack's "
