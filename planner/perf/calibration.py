@@ -85,17 +85,16 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "tuned_fp8_relative", 0.3, 1.0),
     ("transformer", "tuned_memory_relative", 0.2, 1.0),
     # In real FLOPs (2 per multiply-add): the convolutions' efficiency before the roofline derate
-    # 1 / (1 + ridge point / balance_half), 0.23-0.54 on the calibrated GPUs. The fit sits on this bound, which puts
-    # the convolutions at 48-91% of most GPUs' measured matmul ceiling, but above it where the ridge point is low
-    # (V100 102%, RTX 3090 116%; uncalibrated T4 121%), and gives most of ResNet-50's time to the CUDA-core and
-    # memory terms below. Capping them at the measured ceiling on every GPU was tried: the joint fit moved the shared
-    # comm overlap from 0.37 to 0.45 (Lambda's multi-GPU CNN rows), the transformer coefficients with it, and the
-    # in-sample error from 6.29% to 6.39%; each fit took five times longer and it was left out.
+    # 1 / (1 + ridge point / balance_half). Until typical-stack convolutions on Hopper paid the Ampere-kernel toll
+    # (model.AMPERE_KERNELS_AFTER_ADA) the fit sat on this bound and put TF32 at 1.67 of FP16's share of the peak; it
+    # lands at 1.64 now, TF32 at 1.05. Capping them at the measured ceiling on every GPU was tried earlier: the joint
+    # fit moved the shared comm overlap from 0.37 to 0.45 (Lambda's multi-GPU CNN rows), the transformer coefficients
+    # with it, and the in-sample error from 6.29% to 6.39%; each fit took five times longer and it was left out.
     ("cnn", "peak_efficiency", 0.1, 1.9),
     # Everything a convolution net runs on the CUDA cores, per tensor-core FLOP: batch norm, ReLU and the optimizer,
     # and the non-tensor instruction stream of the convolution kernels themselves (address arithmetic, layout
     # transforms, epilogues). An effective share, not an op count: capped at 0.075 it sat on the bound and the model
-    # missed the workstation and GeForce cards (twice the FP32 lanes per SM) by 14-28%; free, it lands near 0.24
+    # missed the workstation and GeForce cards (twice the FP32 lanes per SM) by 14-28%; free, it lands near 0.20
     # and the cross-GPU ratio error of ResNet-50, leave-one-GPU-out, falls from 12.5% to 9.3% (bench/accuracy.py).
     ("cnn", "vector_flops_per_flop", 5e-6, 0.5),
     ("cnn", "balance_half", 10.0, 1e5),
@@ -171,7 +170,7 @@ PRIORS: dict[str, Any] = {
         # Roofline: a GPU whose FLOPs per byte of HBM (its ridge point) equal the network's arithmetic intensity runs
         # at half its matmul rate. ResNet-50 (workloads.py): 24.6 GFLOP per image over 4 x 50 MB of activations
         # (written forward, read backward, their gradients written and read) = about 120 FLOP/byte. The prior is
-        # half that, as it was set when the FLOPs were counted as multiply-adds; the fit lands at 111.
+        # half that, as it was set when the FLOPs were counted as multiply-adds; the fit lands at 83.
         "balance_half": 60.0,
         # Not fitted (no benchmark row runs a tuned CNN stack): solved by ``solve_tuned_cnn`` so that the model lands
         # on NVIDIA's MLPerf Training v4.0 ResNet-50 time-to-train on 8 H100 (13.27 min) and 8 H200 (12.03 min)
