@@ -129,7 +129,7 @@ def test_measured_ceilings_scale_the_peak_relative_to_the_a100() -> None:
 
 def test_the_same_silicon_sustains_the_same_matmul_rate() -> None:
     # A variant that differs only in memory or host (V100 32 GB, AWS's Graviton-hosted T4G) shares its twin's
-    # measured ceiling: without it the T4G ran BERT 65% faster than the T4, and the V100 32 GB 8% faster than the
+    # measured ceiling: without it the T4G ran BERT 65% faster than the T4, and the V100 32 GB 6% faster than the
     # 16 GB card at the same micro-batch. A lower-clocked, lower-power variant (V100 PCIe) sustains at most its twin's
     # rate.
     for variant, twin in (("V100-32GB", "V100-16GB"), ("T4G", "T4")):
