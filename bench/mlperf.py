@@ -48,7 +48,8 @@ def main() -> None:
     errors: list[float] = []
     inside: list[bool] = []
     for row in rows:
-        minutes, layout = calibration.mlperf_minutes(row, args.stack)
+        result = calibration.mlperf_estimate(row, args.stack)
+        minutes, layout = calibration.mlperf_minutes_of(result)
         real = float(row["time_to_train_minutes"])
         key = (row["round"], row["benchmark"], row["gpu"])
         measured[key] = real
@@ -58,7 +59,6 @@ def main() -> None:
         predicted[key] = minutes
         error = (minutes / real - 1.0) * 100.0
         # The band estimate() gives the user, as minutes: a lower throughput is a longer run.
-        result = calibration.mlperf_estimate(row, args.stack)
         assert result.throughput and result.throughput_low and result.throughput_high
         fast = minutes * result.throughput / result.throughput_high
         slow = minutes * result.throughput / result.throughput_low

@@ -906,7 +906,11 @@ def load_mlperf(path: Path | None = None) -> list[dict[str, str]]:
 def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | None, str]:
     """Minutes ``estimate()`` predicts to train the row's samples to convergence from what a user types (workload,
     GPU, 8 GPUs, precision, sequence length, the submission's global batch, the stack), and the layout it chose."""
-    result = mlperf_estimate(row, stack)
+    return mlperf_minutes_of(mlperf_estimate(row, stack))
+
+
+def mlperf_minutes_of(result: model.Estimate) -> tuple[float | None, str]:
+    """The minutes and the layout of an ``mlperf_estimate`` answer (None and "does not fit" where it does not)."""
     layout = "tp{tensor} pp{pipeline} dp{data} mb{micro_batch}".format(**result.parallelism)
     if result.time_to_solution_hours is None:
         return None, "does not fit"
