@@ -33,6 +33,7 @@ class GpuSpec:
     form_factor: str
     memory_gib: float
     memory_bandwidth_gbps: float  # GB/s
+    memory_type: str  # HBM2, HBM2e, HBM3, HBM3e, GDDR6, GDDR6X, GDDR7
     fp32_tflops: float
     tf32_tflops: float | None
     fp16_tflops: float  # FP16 (and BF16 where supported) tensor-core peak
@@ -103,6 +104,7 @@ def gpu_table() -> dict[str, GpuSpec]:
                 form_factor=row["form_factor"],
                 memory_gib=float(row["memory_gib"]),
                 memory_bandwidth_gbps=float(row["memory_bandwidth_gbps"]),
+                memory_type=row["memory_type"],
                 fp32_tflops=float(row["fp32_tflops"]),
                 tf32_tflops=_opt_float(row["tf32_tflops"]),
                 fp16_tflops=float(row["fp16_tflops"]),

@@ -21,7 +21,7 @@ from planner._data import data_dir
 from planner.catalog.schema import INTERCONNECTS
 from planner.energy import node_factor
 from planner.errors import InputError, UnknownGpuError
-from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, lookup, resolve_gpu
+from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, gpu_table, lookup, resolve_gpu
 from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload
 
@@ -40,6 +40,15 @@ COLLECTIVE_HEADROOM = 0.03
 # parts (T4, L4: about 40-60%) and the H100 (80%) sustain less of their peak; GeForce cards, which boost above their
 # rated clock, more (RTX 3090: 108%).
 REFERENCE_GPU = "A100-80GB"
+# A GPU with no measured ceiling of its own is bounded by power: a power-capped chip's sustained matmul rate is its
+# board power times the TFLOP/s per watt its generation reaches. The bound takes the best TFLOP/s per watt measured on
+# a power-limited GPU of the same architecture and memory family (HBM stacks and GDDR boards spend different shares of
+# their power off the SMs). Each power-limited GPU that has a measurement, predicted this way from its peers
+# (bench/ceilings.py): eight, bound over measured median 1.06, range 0.84 (H100 PCIe from the GH200) to 1.25 (H100
+# SXM from the H100 PCIe); the L4 (72 W) from the L40S (350 W) 0.97. Without a peer the bound is not used, and where
+# it is above the reference GPU's share of the peak it does not bind. Held out by GPU, it took the cross-GPU ratio
+# error from 9.3% to 8.4% (bench/accuracy.py): the RTX 6000 Ada, A10 and Quadro RTX 8000 ran slower than the
+# reference share of their peaks said.
 # How the notes name each kind of workload.
 KIND_NAMES = {"cnn": "CNN", "encoder": "encoder (BERT-class)", "decoder": "decoder (LLM)"}
 # A typical stack's fused attention is FlashAttention-2 (PyTorch SDPA, llm-foundry), written for Ampere: it reaches
@@ -100,15 +109,78 @@ def _ceiling_share(spec: GpuSpec, precision: str) -> float | None:
     measurement a GPU sustains the share its FP16/BF16 ceiling shows (the same database measures both on the H100
     SXM, 81% and 80%, and the RTX 4090, 104% and 102%). FP32 runs on the CUDA cores: no ceiling applies.
     """
-    table = matmul_ceilings()
-    if precision == "tf32" and (spec.id, "tf32") not in table:
+    if precision == "tf32" and (spec.id, "tf32") not in matmul_ceilings():
         share = _ceiling_share(spec, "bf16")
         return None if share is None or spec.tf32_tflops is None else share
     key = "bf16" if precision in ("fp16", "bf16") else precision
-    ceiling = table.get((spec.id, key)) or (table.get((spec.id, "fp16")) if key == "bf16" else None)
+    ceiling = measured_ceiling(spec, key)
+    if ceiling is None and key == "bf16":
+        bound = power_bound(spec)
+        if bound is not None and bound.tflops / spec.peak_tflops(key) < _reference_share():
+            ceiling = bound.tflops
     if ceiling is None:
         return None
     return ceiling / spec.peak_tflops(key)
+
+
+def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
+    """Where the GPU's matmul ceiling for ``precision`` comes from, in words, or None where none applies."""
+    if _ceiling_share(spec, precision) is None:
+        return None
+    key = "bf16" if precision in ("fp16", "bf16") or measured_ceiling(spec, precision) is None else precision
+    if measured_ceiling(spec, key) is not None:
+        return "measured ceiling, data/gpu_ceilings.csv"
+    bound = power_bound(spec)
+    assert bound is not None
+    return (
+        f"no measured ceiling: bounded by its {spec.tdp_w:.0f} W board power at the {bound.tflops_per_watt:.2f} "
+        f"TFLOP/s per watt measured on the {bound.peer}"
+    )
+
+
+def measured_ceiling(spec: GpuSpec, precision: str) -> float | None:
+    """The GPU's own row in ``data/gpu_ceilings.csv`` (BF16 falls back to FP16), in TFLOP/s."""
+    table = matmul_ceilings()
+    return table.get((spec.id, precision)) or (table.get((spec.id, "fp16")) if precision == "bf16" else None)
+
+
+def memory_family(spec: GpuSpec) -> str:
+    """HBM or GDDR: a stack beside the die, or chips on the board with their own share of its power."""
+    return "HBM" if spec.memory_type.upper().startswith("HBM") else "GDDR"
+
+
+@dataclass(frozen=True)
+class PowerBound:
+    """A half-precision matmul bound from board power: ``tdp_w`` x the best TFLOP/s per watt of ``peer``."""
+
+    tflops: float
+    peer: str
+    tflops_per_watt: float
+
+
+@cache
+def power_bound(spec: GpuSpec, exclude: frozenset[str] = frozenset()) -> PowerBound | None:
+    """Board power times the best measured FP16/BF16 TFLOP/s per watt among the GPU's peers (same architecture and
+    memory family, each with its own measured ceiling and held back by power), or None without a peer. ``exclude``
+    leaves GPUs out (the bench predicts each measured ceiling from the others)."""
+    best: PowerBound | None = None
+    for other in gpu_table().values():
+        if (
+            other.id == spec.id
+            or other.id in exclude
+            or other.architecture != spec.architecture
+            or memory_family(other) != memory_family(spec)
+        ):
+            continue
+        ceiling = measured_ceiling(other, "bf16")
+        # A GPU at or above the reference GPU's share of its peak is held back by something other than power (the
+        # A10G and the GeForce cards reach their FP32-accumulate rate): its TFLOP/s per watt says nothing here.
+        if ceiling is None or ceiling / other.peak_tflops("bf16") >= _reference_share():
+            continue
+        per_watt = ceiling / other.tdp_w
+        if best is None or per_watt > best.tflops_per_watt:
+            best = PowerBound(per_watt * spec.tdp_w, other.id, per_watt)
+    return best
 
 
 def matmul_derate(spec: GpuSpec, precision: str) -> float:
@@ -861,7 +933,7 @@ def _estimate(
         known = spec.architecture in params.get("calibrated_architectures", ())
         calibration_note = (
             f"no published measurements on {spec.id} in the calibration data: estimated from its datasheet "
-            f"(peak, memory bandwidth{', measured matmul ceiling' if _ceiling_share(spec, prec) else ''})"
+            f"(peak, memory bandwidth{', matmul ceiling' if _ceiling_share(spec, prec) else ''})"
             f"{' and other ' + spec.architecture + ' GPUs' if known else ''}; wider band"
         )
     elif measured_kinds is not None and wl.kind not in measured_kinds:
@@ -887,7 +959,7 @@ def _estimate(
         notes.append(
             f"{spec.id} sustains {share:.0%} of its datasheet {prec} peak in matmuls ({_reference_share():.0%} on the "
             f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / _reference_share():.2f} "
-            "(measured ceiling, data/gpu_ceilings.csv)"
+            f"({ceiling_origin(spec, prec)})"
         )
     if not wl.is_transformer and wl.stack == "tuned" and prec in ("fp32", "tf32"):
         notes.append(
@@ -954,7 +1026,7 @@ def _estimate(
         _nodes_text(gpus, per_node)
         + (f", {link} inside a node" if gpus > 1 else "")
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
-        "throughput from dense peak x fitted efficiency and HBM bandwidth (data/perf_params.json)",
+        "throughput from dense peak x fitted efficiency and memory bandwidth (data/perf_params.json)",
         f"energy at the node's wall = GPUs x TDP {spec.tdp_w:g} W x node factor {factor:.2f} (measured MLPerf "
         "Training nodes, data/node_power.csv) x time; a cloud's PUE comes on top (rank)",
         *notes,
