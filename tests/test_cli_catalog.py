@@ -83,6 +83,19 @@ def test_help_for_every_command(command: list[str], cli: CliRun) -> None:
     assert len(out.splitlines()) > 3
 
 
+def test_gpus_shows_the_matmul_rate_the_model_uses_and_where_it_comes_from(cli: CliRun) -> None:
+    code, out, _ = cli(*["gpus", "--format", "json"])
+    assert code == 0
+    rows = {r["gpu"]: r for r in json.loads(out)}
+    assert rows["A100-80GB"]["sustained_source"] == "measured"
+    assert rows["A100-80GB"]["sustained_fp16_tflops"] == pytest.approx(271.2)
+    # No measurement of the RTX 6000 Ada: 300 W at the L4's TFLOP/s per watt, not 87% of its 364 TFLOP/s peak.
+    assert rows["RTX-6000-Ada"]["sustained_source"] == "power bound (L4)"
+    assert rows["RTX-6000-Ada"]["sustained_fp16_tflops"] == pytest.approx(300 * 56.9 / 72, rel=1e-3)
+    assert rows["GB300"]["sustained_source"] == "assumed"
+    assert rows["RTX-4090"]["memory_type"] == "GDDR6X"
+
+
 def test_offers_h100_lists_every_variant(small_catalog: Path, cli: CliRun) -> None:
     code, out, err = cli(*["offers", "--gpu", "H100", "--format", "json"])
     assert code == 0

@@ -58,21 +58,36 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     import pandas as pd
 
     from planner.hardware import gpu_table
+    from planner.perf.model import sustained_matmul
 
-    frame = pd.DataFrame([dataclasses.asdict(spec) for spec in gpu_table().values()]).rename(columns={"id": "gpu"})
+    rows = []
+    for spec in gpu_table().values():
+        row = dataclasses.asdict(spec)
+        row["sustained_fp16_tflops"], row["sustained_source"] = sustained_matmul(spec, "fp16")
+        rows.append(row)
+    frame = pd.DataFrame(rows).rename(columns={"id": "gpu"})
     columns = (
         "gpu",
         "architecture",
         "memory_gib",
         "memory_bandwidth_gbps",
+        "memory_type",
         "fp32_tflops",
         "tf32_tflops",
         "fp16_tflops",
         "fp8_tflops",
+        "sustained_fp16_tflops",
+        "sustained_source",
         "nvlink_gbps",
         "tdp_w",
     )
-    render(frame, fmt, output, title="GPU hardware (dense peaks)", columns=columns)
+    render(
+        frame,
+        fmt,
+        output,
+        title="GPU hardware (dense peaks; sustained = the matmul rate the model uses)",
+        columns=columns,
+    )
 
 
 def offers(

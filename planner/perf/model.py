@@ -138,6 +138,20 @@ def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
     )
 
 
+def sustained_matmul(spec: GpuSpec, precision: str) -> tuple[float, str]:
+    """The half-precision (or ``precision``) matmul TFLOP/s the model lets the GPU sustain, and where it comes from:
+    ``measured``, ``power bound (<peer>)``, or ``assumed`` (the reference GPU's share of the datasheet peak)."""
+    share = _ceiling_share(spec, precision)
+    peak = spec.peak_tflops(precision)
+    if share is None:
+        return peak * _reference_share(), "assumed"
+    key = "bf16" if precision in ("fp16", "bf16") or measured_ceiling(spec, precision) is None else precision
+    if measured_ceiling(spec, key) is not None:
+        return peak * share, "measured"
+    bound = power_bound(spec)
+    return peak * share, f"power bound ({bound.peer if bound else '?'})"
+
+
 def measured_ceiling(spec: GpuSpec, precision: str) -> float | None:
     """The GPU's own row in ``data/gpu_ceilings.csv`` (BF16 falls back to FP16), in TFLOP/s."""
     table = matmul_ceilings()
