@@ -123,15 +123,26 @@ def _ceiling_share(spec: GpuSpec, precision: str) -> float | None:
     return ceiling / spec.peak_tflops(key)
 
 
-def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
-    """Where the GPU's matmul ceiling for ``precision`` comes from, in words, or None where none applies."""
+def _ceiling_kind(spec: GpuSpec, precision: str) -> str | None:
+    """``measured`` (the GPU's own row, or for TF32 its FP16/BF16 row), ``power`` (``power_bound``) or None."""
     if _ceiling_share(spec, precision) is None:
         return None
     key = "bf16" if precision in ("fp16", "bf16") or measured_ceiling(spec, precision) is None else precision
-    if measured_ceiling(spec, key) is not None:
-        return "measured ceiling, data/gpu_ceilings.csv"
+    return "measured" if measured_ceiling(spec, key) is not None else "power"
+
+
+def _bound_of(spec: GpuSpec) -> PowerBound:
     bound = power_bound(spec)
-    assert bound is not None
+    assert bound is not None, f"{spec.id}: a power-bound ceiling without a peer"
+    return bound
+
+
+def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
+    """Where the GPU's matmul ceiling for ``precision`` comes from, in words, or None where none applies."""
+    kind = _ceiling_kind(spec, precision)
+    if kind != "power":
+        return None if kind is None else "measured ceiling, data/gpu_ceilings.csv"
+    bound = _bound_of(spec)
     return (
         f"no measured ceiling: bounded by its {spec.tdp_w:.0f} W board power at the {bound.tflops_per_watt:.2f} "
         f"TFLOP/s per watt measured on the {bound.peer}"
@@ -139,17 +150,14 @@ def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
 
 
 def sustained_matmul(spec: GpuSpec, precision: str) -> tuple[float, str]:
-    """The half-precision (or ``precision``) matmul TFLOP/s the model lets the GPU sustain, and where it comes from:
-    ``measured``, ``power bound (<peer>)``, or ``assumed`` (the reference GPU's share of the datasheet peak)."""
-    share = _ceiling_share(spec, precision)
+    """The matmul TFLOP/s in ``precision`` the model lets the GPU sustain, and where it comes from: ``measured``,
+    ``power bound (<peer>)``, or ``assumed`` (the reference GPU's share of the datasheet peak)."""
     peak = spec.peak_tflops(precision)
-    if share is None:
+    kind = _ceiling_kind(spec, precision)
+    if kind is None:
         return peak * _reference_share(), "assumed"
-    key = "bf16" if precision in ("fp16", "bf16") or measured_ceiling(spec, precision) is None else precision
-    if measured_ceiling(spec, key) is not None:
-        return peak * share, "measured"
-    bound = power_bound(spec)
-    return peak * share, f"power bound ({bound.peer if bound else '?'})"
+    share = _ceiling_share(spec, precision) or 0.0
+    return peak * share, "measured" if kind == "measured" else f"power bound ({_bound_of(spec).peer})"
 
 
 def measured_ceiling(spec: GpuSpec, precision: str) -> float | None:
