@@ -203,6 +203,8 @@ TABLE_HEADERS: dict[str, str] = {
     "memory_type": "memory",
     "sustained_fp16_tflops": "sustained fp16 TF",
     "sustained_source": "sustained from",
+    "sustained_fp32_tflops": "sustained fp32 TF",
+    "sustained_fp32_source": "fp32 from",
     "nvlink_gbps": "NVLink GB/s",
     "tdp_w": "TDP W",
     "architecture": "arch",

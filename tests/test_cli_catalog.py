@@ -94,6 +94,9 @@ def test_gpus_shows_the_matmul_rate_the_model_uses_and_where_it_comes_from(cli: 
     assert rows["RTX-6000-Ada"]["sustained_fp16_tflops"] == pytest.approx(300 * 56.9 / 72, rel=1e-3)
     assert rows["GB300"]["sustained_source"] == "assumed"
     assert rows["RTX-4090"]["memory_type"] == "GDDR6X"
+    # FP32 on the CUDA cores: the 70 W T4 reaches 4.3 of its 8.1 TFLOP/s.
+    assert rows["T4"]["sustained_fp32_tflops"] == pytest.approx(4.30)
+    assert rows["T4"]["sustained_fp32_source"] == "measured"
 
 
 def test_offers_h100_lists_every_variant(small_catalog: Path, cli: CliRun) -> None:

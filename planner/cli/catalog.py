@@ -64,6 +64,7 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     for spec in gpu_table().values():
         row = dataclasses.asdict(spec)
         row["sustained_fp16_tflops"], row["sustained_source"] = sustained_matmul(spec, "fp16")
+        row["sustained_fp32_tflops"], row["sustained_fp32_source"] = sustained_matmul(spec, "fp32")
         rows.append(row)
     frame = pd.DataFrame(rows).rename(columns={"id": "gpu"})
     columns = (
@@ -78,6 +79,7 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
         "fp8_tflops",
         "sustained_fp16_tflops",
         "sustained_source",
+        "sustained_fp32_tflops",
         "nvlink_gbps",
         "tdp_w",
     )

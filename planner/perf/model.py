@@ -102,17 +102,27 @@ def matmul_ceilings() -> dict[tuple[str, str], float]:
     return table
 
 
-def _ceiling_share(spec: GpuSpec, precision: str) -> float | None:
-    """Measured matmul ceiling over the datasheet peak, or None without a measurement.
-
-    FP16 and BF16 share a ceiling. TF32 tensor ops run at the same clocks and power limit, so without a TF32
-    measurement a GPU sustains the share its FP16/BF16 ceiling shows (the same database measures both on the H100
-    SXM, 81% and 80%, and the RTX 4090, 104% and 102%). FP32 runs on the CUDA cores: no ceiling applies.
-    """
+def _ceiling_key(spec: GpuSpec, precision: str) -> str:
+    """Which ceiling a precision runs at. FP16 and BF16 share one. TF32 tensor ops run at the same clocks and power
+    limit, so without a TF32 measurement a GPU sustains the share its FP16/BF16 ceiling shows (the same database
+    measures both on the H100 SXM, 81% and 80%, and the RTX 4090, 104% and 102%); on a GPU without TF32 (V100, T4)
+    "TF32" runs as FP32 on the CUDA cores, at the FP32 ceiling."""
+    if precision in ("fp16", "bf16"):
+        return "bf16"
     if precision == "tf32" and (spec.id, "tf32") not in matmul_ceilings():
-        share = _ceiling_share(spec, "bf16")
-        return None if share is None or spec.tf32_tflops is None else share
-    key = "bf16" if precision in ("fp16", "bf16") else precision
+        return "bf16" if spec.tf32_tflops is not None else "fp32"
+    return precision
+
+
+def _ceiling_share(spec: GpuSpec, precision: str) -> float | None:
+    """Measured matmul ceiling over the datasheet peak (``_ceiling_key``), a power bound (half precision only), or
+    None without either.
+
+    FP32 runs on the CUDA cores, where SGEMM reaches 90-98% of the peak on the A100 and B200 but 51-70% on Ada and
+    GA102 cards (their doubled FP32 lanes share issue slots with integer work) and 37-53% on the 70 W L4 and T4
+    (data/gpu_ceilings.csv, FP32 rows).
+    """
+    key = _ceiling_key(spec, precision)
     ceiling = measured_ceiling(spec, key)
     if ceiling is None and key == "bf16":
         bound = power_bound(spec)
@@ -127,8 +137,7 @@ def _ceiling_kind(spec: GpuSpec, precision: str) -> str | None:
     """``measured`` (the GPU's own row, or for TF32 its FP16/BF16 row), ``power`` (``power_bound``) or None."""
     if _ceiling_share(spec, precision) is None:
         return None
-    key = "bf16" if precision in ("fp16", "bf16") or measured_ceiling(spec, precision) is None else precision
-    return "measured" if measured_ceiling(spec, key) is not None else "power"
+    return "measured" if measured_ceiling(spec, _ceiling_key(spec, precision)) is not None else "power"
 
 
 def _bound_of(spec: GpuSpec) -> PowerBound:
@@ -155,7 +164,7 @@ def sustained_matmul(spec: GpuSpec, precision: str) -> tuple[float, str]:
     peak = spec.peak_tflops(precision)
     kind = _ceiling_kind(spec, precision)
     if kind is None:
-        return peak * _reference_share(), "assumed"
+        return peak * _reference_share(_reference_key(spec, precision)), "assumed"
     share = _ceiling_share(spec, precision) or 0.0
     return peak * share, "measured" if kind == "measured" else f"power bound ({_bound_of(spec).peer})"
 
@@ -206,18 +215,25 @@ def power_bound(spec: GpuSpec, exclude: frozenset[str] = frozenset()) -> PowerBo
 
 
 def matmul_derate(spec: GpuSpec, precision: str) -> float:
-    """How much of its datasheet peak a GPU sustains relative to the reference GPU (1.0 without a measurement)."""
+    """How much of its datasheet peak a GPU sustains relative to the reference GPU (1.0 without a measurement).
+
+    FP32 is relative to the reference GPU's FP32 share; TF32 and FP8, as before, to its BF16 share (the fitted
+    ``tf32_relative`` and ``fp8_relative`` carry the rest)."""
     share = _ceiling_share(spec, precision)
     if share is None:
         return 1.0
-    return share / _reference_share()
+    return share / _reference_share(_reference_key(spec, precision))
+
+
+def _reference_key(spec: GpuSpec, precision: str) -> str:
+    return "fp32" if _ceiling_key(spec, precision) == "fp32" else "bf16"
 
 
 @cache
-def _reference_share() -> float:
-    share = _ceiling_share(resolve_gpu(REFERENCE_GPU), "bf16")
+def _reference_share(precision: str = "bf16") -> float:
+    share = _ceiling_share(resolve_gpu(REFERENCE_GPU), precision)
     if share is None:
-        raise RuntimeError(f"data/gpu_ceilings.csv must measure the reference GPU {REFERENCE_GPU}")
+        raise RuntimeError(f"data/gpu_ceilings.csv must measure the reference GPU {REFERENCE_GPU} in {precision}")
     return share
 
 
@@ -977,10 +993,11 @@ def _estimate(
         low, high = low / 2, high / 2
     low = min(low, 0.9)
     share = _ceiling_share(spec, prec)
-    if share is not None and abs(share / _reference_share() - 1.0) > 0.02:
+    reference_share = _reference_share(_reference_key(spec, prec))
+    if share is not None and abs(share / reference_share - 1.0) > 0.02:
         notes.append(
-            f"{spec.id} sustains {share:.0%} of its datasheet {prec} peak in matmuls ({_reference_share():.0%} on the "
-            f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / _reference_share():.2f} "
+            f"{spec.id} sustains {share:.0%} of its datasheet {prec} peak in matmuls ({reference_share:.0%} on the "
+            f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / reference_share:.2f} "
             f"({ceiling_origin(spec, prec)})"
         )
     if not wl.is_transformer and wl.stack == "tuned" and prec in ("fp32", "tf32"):

@@ -115,12 +115,29 @@ def test_measured_ceilings_scale_the_peak_relative_to_the_a100() -> None:
     assert matmul_derate(resolve_gpu("A100-80GB"), "tf32") == 1.0
     assert matmul_derate(resolve_gpu("H100-SXM"), "bf16") == pytest.approx((794.5 / 989) / (271.2 / 312), rel=1e-3)
     assert matmul_derate(resolve_gpu("RTX-3090"), "fp16") > 1.2
-    # TF32 runs at the clocks the FP16 ceiling shows; FP32 (CUDA cores) is unscaled, and so is a GPU with neither a
-    # measurement nor a power-limited peer (the RTX 4000 Ada's bound, 130 W at the L4's rate, is above its peak).
+    # TF32 runs at the clocks the FP16 ceiling shows; a GPU with neither a measurement nor a power-limited peer is
+    # unscaled (the RTX 4000 Ada's bound, 130 W at the L4's rate, is above its peak).
     assert matmul_derate(resolve_gpu("RTX-3090"), "tf32") == matmul_derate(resolve_gpu("RTX-3090"), "fp16")
-    assert matmul_derate(resolve_gpu("RTX-3090"), "fp32") == 1.0
     assert matmul_derate(resolve_gpu("RTX-4000-Ada"), "bf16") == 1.0
     assert matmul_derate(resolve_gpu("GB300"), "bf16") == 1.0
+
+
+def test_fp32_runs_at_the_measured_sgemm_rate_relative_to_the_a100s() -> None:
+    # CUDA-core FP32: the A100 SXM reaches 19.18 of 19.5 TFLOP/s, the 70 W T4 4.3 of 8.1, the RTX 3090 24.8 of 35.6
+    # (its doubled FP32 lanes share issue slots with integer work). Relative to the A100's own FP32 share.
+    a100_share = 19.18 / 19.5
+    assert matmul_derate(resolve_gpu("A100-80GB"), "fp32") == 1.0
+    assert matmul_derate(resolve_gpu("T4"), "fp32") == pytest.approx((4.30 / 8.1) / a100_share)
+    assert matmul_derate(resolve_gpu("RTX-3090"), "fp32") == pytest.approx((24.79 / 35.6) / a100_share)
+    # A GPU without TF32 runs "TF32" as FP32 on the CUDA cores, at that ceiling; one without an FP32 measurement
+    # keeps the A100's share.
+    assert matmul_derate(resolve_gpu("T4"), "tf32") == matmul_derate(resolve_gpu("T4"), "fp32")
+    assert matmul_derate(resolve_gpu("V100-16GB"), "fp32") == 1.0
+    # The estimate is slower by as much, and says why.
+    t4, a100 = estimate("resnet50", "T4", 1, "fp32"), estimate("resnet50", "A100-80GB", 1, "fp32")
+    assert t4.throughput is not None and a100.throughput is not None
+    assert t4.throughput < 0.24 * a100.throughput  # 0.26 at the A100's share
+    assert any("T4 sustains 53% of its datasheet fp32 peak" in line for line in t4.assumptions)
 
 
 def test_a_gpu_without_a_measured_ceiling_is_bounded_by_its_board_power() -> None:
