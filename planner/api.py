@@ -279,6 +279,26 @@ def catalog_history(
             opened.close()
 
 
+def hardware_table() -> pd.DataFrame:
+    """The GPU hardware table, one row per GPU: datasheet peaks and memory, and the FP16/BF16 and FP32 matmul rates
+    the model lets each GPU sustain with where they come from (``measured``, ``power bound (<peer>)`` or
+    ``assumed``)."""
+    import dataclasses
+
+    import pandas as pd
+
+    from planner.hardware import gpu_table
+    from planner.perf.model import sustained_matmul
+
+    rows = []
+    for spec in gpu_table().values():
+        row: dict[str, Any] = dataclasses.asdict(spec)
+        row["sustained_fp16_tflops"], row["sustained_source"] = sustained_matmul(spec, "fp16")
+        row["sustained_fp32_tflops"], row["sustained_fp32_source"] = sustained_matmul(spec, "fp32")
+        rows.append(row)
+    return pd.DataFrame(rows).rename(columns={"id": "gpu"})
+
+
 def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str = "bf16", **options: Any) -> Estimate:
     """Throughput, time to solution, memory fit, MFU and energy of ``workload`` on ``gpus`` x ``gpu``.
 

@@ -68,3 +68,16 @@ def test_unknown_name_suggests() -> None:
         resolve_gpu("H1000")
     with pytest.raises(UnknownGpuError, match="unknown GPU 'banana'"):
         resolve_gpu("banana")
+
+
+def test_the_library_hardware_table_names_fields_and_says_where_the_rates_come_from() -> None:
+    import planner
+
+    frame = planner.hardware_table()
+    assert list(frame["gpu"]) == list(planner.gpu_table())
+    rows = frame.set_index("gpu")
+    assert rows.loc["A10", "sustained_source"] == "power bound (RTX-A6000)"
+    assert rows.loc["A10", "sustained_fp16_tflops"] < rows.loc["A10", "fp16_tflops"] / 2
+    assert rows.loc["H100-SXM", "sustained_fp16_tflops"] == pytest.approx(794.5)
+    assert rows.loc["B200", "sustained_fp32_source"] == "measured"
+    assert not any(column.startswith("--") or "-" in column for column in frame.columns)

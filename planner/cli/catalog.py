@@ -53,20 +53,9 @@ def render(
 
 def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     """List the GPU hardware table: memory, bandwidth, dense peak TFLOP/s per precision, NVLink, TDP, source."""
-    import dataclasses
+    from planner.api import hardware_table
 
-    import pandas as pd
-
-    from planner.hardware import gpu_table
-    from planner.perf.model import sustained_matmul
-
-    rows = []
-    for spec in gpu_table().values():
-        row = dataclasses.asdict(spec)
-        row["sustained_fp16_tflops"], row["sustained_source"] = sustained_matmul(spec, "fp16")
-        row["sustained_fp32_tflops"], row["sustained_fp32_source"] = sustained_matmul(spec, "fp32")
-        rows.append(row)
-    frame = pd.DataFrame(rows).rename(columns={"id": "gpu"})
+    frame = hardware_table()
     columns = (
         "gpu",
         "architecture",
