@@ -76,7 +76,8 @@ def test_the_library_hardware_table_names_fields_and_says_where_the_rates_come_f
     frame = planner.hardware_table()
     assert list(frame["gpu"]) == list(planner.gpu_table())
     rows = frame.set_index("gpu")
-    assert rows.loc["A10", "sustained_source"] == "power bound (RTX-A6000)"
+    assert rows.loc["RTX-6000-Ada", "sustained_source"] == "power bound (L4)"
+    assert rows.loc["A10", "sustained_source"] == "measured"
     assert rows.loc["A10", "sustained_fp16_tflops"] < rows.loc["A10", "fp16_tflops"] / 2
     assert rows.loc["H100-SXM", "sustained_fp16_tflops"] == pytest.approx(794.5)
     assert rows.loc["B200", "sustained_fp32_source"] == "measured"
