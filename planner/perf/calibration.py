@@ -70,7 +70,7 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     ("transformer", "hidden_half", 1.0, 4000.0),
     ("transformer", "tokens_half", 1.0, 8000.0),
     ("transformer", "bytes_per_activation", 1.0, 400.0),
-    # Only Lambda's BERT runs (eager attention, 384-token sequences) inform it; the fit lands at 21.0, next to the
+    # Only Lambda's BERT runs (eager attention, 384-token sequences) inform it; the fit lands at 21.1, next to the
     # 22 passes of the op count (PRIORS).
     ("transformer", "score_passes", 4.0, 40.0),
     ("transformer", "tf32_relative", 0.2, 1.5),
@@ -87,7 +87,7 @@ FITTED: tuple[tuple[str, str, float, float], ...] = (
     # In real FLOPs (2 per multiply-add): the convolutions' efficiency before the roofline derate
     # 1 / (1 + ridge point / balance_half). Until typical-stack convolutions on Hopper paid the Ampere-kernel toll
     # (model.AMPERE_KERNELS_AFTER_ADA) the fit sat on this bound and put TF32 at 1.67 of FP16's share of the peak; it
-    # lands at 1.40 now, TF32 at 1.01. Capping them at the measured ceiling on every GPU was tried earlier: the joint
+    # lands at 1.44 now, TF32 at 1.00. Capping them at the measured ceiling on every GPU was tried earlier: the joint
     # fit moved the shared comm overlap from 0.37 to 0.45 (Lambda's multi-GPU CNN rows), the transformer coefficients
     # with it, and the in-sample error from 6.29% to 6.39%; each fit took five times longer and it was left out.
     ("cnn", "peak_efficiency", 0.1, 1.9),
@@ -170,7 +170,7 @@ PRIORS: dict[str, Any] = {
         # Roofline: a GPU whose FLOPs per byte of HBM (its ridge point) equal the network's arithmetic intensity runs
         # at half its matmul rate. ResNet-50 (workloads.py): 24.6 GFLOP per image over 4 x 50 MB of activations
         # (written forward, read backward, their gradients written and read) = about 120 FLOP/byte. The prior is
-        # half that, as it was set when the FLOPs were counted as multiply-adds; the fit lands at 93.
+        # half that, as it was set when the FLOPs were counted as multiply-adds; the fit lands at 90.
         "balance_half": 60.0,
         # Not fitted (no benchmark row runs a tuned CNN stack): solved by ``solve_tuned_cnn`` so that the model lands
         # on NVIDIA's MLPerf Training v4.0 ResNet-50 time-to-train on 8 H100 (13.27 min) and 8 H200 (12.03 min)

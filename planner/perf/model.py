@@ -44,11 +44,11 @@ REFERENCE_GPU = "A100-80GB"
 # board power times the TFLOP/s per watt its generation reaches. The bound takes the best TFLOP/s per watt measured on
 # a power-limited GPU of the same architecture and memory family (HBM stacks and GDDR boards spend different shares of
 # their power off the SMs). Each power-limited GPU that has a measurement, predicted this way from its peers
-# (bench/ceilings.py): eight, bound over measured median 1.06, range 0.84 (H100 PCIe from the GH200) to 1.25 (H100
-# SXM from the H100 PCIe); the L4 (72 W) from the L40S (350 W) 0.97. Without a peer the bound is not used, and where
-# it is above the reference GPU's share of the peak it does not bind. Held out by GPU, it took the cross-GPU ratio
-# error from 9.3% to 8.4% (bench/accuracy.py): the RTX 6000 Ada, A10 and Quadro RTX 8000 ran slower than the
-# reference share of their peaks said.
+# (bench/ceilings.py): ten, bound over measured median 1.06, range 0.84 (H100 PCIe from the GH200) to 1.25 (H100
+# SXM from the H100 PCIe); the L4 (72 W) from the L40S (350 W) 0.97, the A10 from the RTX A6000 1.10. Without a peer
+# the bound is not used, and where it is above the reference GPU's share of the peak it does not bind. Held out by
+# GPU, it took the cross-GPU ratio error from 9.3% to 8.4% (bench/accuracy.py): the RTX 6000 Ada, A10 (measured
+# since) and Quadro RTX 8000 ran slower than the reference share of their peaks said.
 # How the notes name each kind of workload.
 KIND_NAMES = {"cnn": "CNN", "encoder": "encoder (BERT-class)", "decoder": "decoder (LLM)"}
 # A typical stack's fused attention is FlashAttention-2 (PyTorch SDPA, llm-foundry), written for Ampere: it reaches
