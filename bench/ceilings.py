@@ -10,7 +10,8 @@ from it (the same silicon), asks ``power_bound`` for it from the rest, and print
   bound does not bind, as intended;
 - under 1: the bound would slow a GPU below what it was measured to sustain.
 
-It also prints the estimate a user gets on the GPUs that now take the bound.
+It also prints what ``estimate()`` uses on the GPUs without a measurement, and each GPU's measured FP32 (CUDA-core)
+SGEMM rate with the derate it gives FP32 matmuls.
 
     .venv/bin/python bench/ceilings.py
 """
@@ -86,7 +87,21 @@ def main() -> None:
         origin = model.ceiling_origin(spec, precision)
         shown = f"{bound.tflops:.1f} TFLOP/s" if bound is not None else "no peer"
         print(f"{spec.id:20s} {shown:>14s}  derate {model.matmul_derate(spec, precision):.2f}  {origin or 'not bound'}")
+    print()
+    print("FP32 matmuls (CUDA cores), measured SGEMM rate over the FP32 peak, and the derate estimate() applies")
+    fp32_shares = []
+    for spec in specs.values():
+        fp32 = model.measured_ceiling(spec, "fp32")
+        if fp32 is None:
+            continue
+        fp32_shares.append(fp32 / spec.fp32_tflops)
+        print(
+            f"{spec.id:20s} {fp32:6.1f} of {spec.fp32_tflops:5.1f} TFLOP/s ({fp32 / spec.fp32_tflops:4.0%})  derate "
+            f"{model.matmul_derate(spec, 'fp32'):.2f}"
+        )
     summary = {
+        "fp32_measured_gpus": len(fp32_shares),
+        "fp32_share_range": [round(min(fp32_shares), 2), round(max(fp32_shares), 2)] if fp32_shares else None,
         "power_limited_checks": len(binding),
         "bound_over_measured_median": round(statistics.median(binding), 3) if binding else None,
         "bound_over_measured_range": [round(min(binding), 3), round(max(binding), 3)] if binding else None,
