@@ -21,6 +21,15 @@ def test_every_required_variant_has_a_sourced_row() -> None:
         assert spec.memory_gib > 0 and spec.memory_bandwidth_gbps > 0 and spec.fp16_tflops > 0 and spec.tdp_w > 0
 
 
+def test_every_gpu_names_its_memory_type() -> None:
+    # The power bound groups GPUs by memory family (planner.perf.model.memory_family): a typo would move a GPU into
+    # the other family's peers without a word.
+    known = {"HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7"}
+    for spec in gpu_table().values():
+        assert spec.memory_type in known, (spec.id, spec.memory_type)
+    assert resolve_gpu("H100-PCIe").memory_type.startswith("HBM") and resolve_gpu("L40S").memory_type == "GDDR6"
+
+
 def test_specs_are_consistent() -> None:
     for spec in gpu_table().values():
         assert spec.fp16_tflops >= spec.fp32_tflops * 0.9 or spec.vendor == "amd", spec.id
