@@ -122,36 +122,32 @@ def _ceiling_share(spec: GpuSpec, precision: str) -> float | None:
     GA102 cards (their doubled FP32 lanes share issue slots with integer work) and 37-53% on the 70 W L4 and T4
     (data/gpu_ceilings.csv, FP32 rows).
     """
+    found = _ceiling(spec, precision)
+    return None if found is None else found[0]
+
+
+def _ceiling(spec: GpuSpec, precision: str) -> tuple[float, PowerBound | None] | None:
+    """(share of the datasheet peak, the power bound it comes from, or None where it is measured), or None."""
     key = _ceiling_key(spec, precision)
-    ceiling = measured_ceiling(spec, key)
-    if ceiling is None and key == "bf16":
+    peak = spec.peak_tflops(key)
+    measured = measured_ceiling(spec, key)
+    if measured is not None:
+        return measured / peak, None
+    if key == "bf16":
         bound = power_bound(spec)
-        if bound is not None and bound.tflops / spec.peak_tflops(key) < _reference_share():
-            ceiling = bound.tflops
-    if ceiling is None:
-        return None
-    return ceiling / spec.peak_tflops(key)
-
-
-def _ceiling_kind(spec: GpuSpec, precision: str) -> str | None:
-    """``measured`` (the GPU's own row, or for TF32 its FP16/BF16 row), ``power`` (``power_bound``) or None."""
-    if _ceiling_share(spec, precision) is None:
-        return None
-    return "measured" if measured_ceiling(spec, _ceiling_key(spec, precision)) is not None else "power"
-
-
-def _bound_of(spec: GpuSpec) -> PowerBound:
-    bound = power_bound(spec)
-    assert bound is not None, f"{spec.id}: a power-bound ceiling without a peer"
-    return bound
+        if bound is not None and bound.tflops / peak < _reference_share():
+            return bound.tflops / peak, bound
+    return None
 
 
 def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
     """Where the GPU's matmul ceiling for ``precision`` comes from, in words, or None where none applies."""
-    kind = _ceiling_kind(spec, precision)
-    if kind != "power":
-        return None if kind is None else "measured ceiling, data/gpu_ceilings.csv"
-    bound = _bound_of(spec)
+    found = _ceiling(spec, precision)
+    if found is None:
+        return None
+    bound = found[1]
+    if bound is None:
+        return "measured ceiling, data/gpu_ceilings.csv"
     return (
         f"no measured ceiling: bounded by its {spec.tdp_w:.0f} W board power at the {bound.tflops_per_watt:.2f} "
         f"TFLOP/s per watt measured on the {bound.peer}"
@@ -162,11 +158,11 @@ def sustained_matmul(spec: GpuSpec, precision: str) -> tuple[float, str]:
     """The matmul TFLOP/s in ``precision`` the model lets the GPU sustain, and where it comes from: ``measured``,
     ``power bound (<peer>)``, or ``assumed`` (the reference GPU's share of the datasheet peak)."""
     peak = spec.peak_tflops(precision)
-    kind = _ceiling_kind(spec, precision)
-    if kind is None:
+    found = _ceiling(spec, precision)
+    if found is None:
         return peak * _reference_share(_reference_key(spec, precision)), "assumed"
-    share = _ceiling_share(spec, precision) or 0.0
-    return peak * share, "measured" if kind == "measured" else f"power bound ({_bound_of(spec).peer})"
+    share, bound = found
+    return peak * share, "measured" if bound is None else f"power bound ({bound.peer})"
 
 
 def measured_ceiling(spec: GpuSpec, precision: str) -> float | None:
