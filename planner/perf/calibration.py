@@ -838,7 +838,8 @@ def layout_prediction(check: ExternalCheck) -> float:
     for recompute in (row["recompute"] == "true", True):
         for micro in (1, 2, 4, 8):
             plan = model.Plan(tp, pp, dp, row["sharded"] == "true", recompute, micro, batch)
-            if batch % (dp * micro) or model._memory_bytes(wl, precision, plan) > model._usable_bytes(spec):
+            usable = model._usable_bytes(spec, plan.communicates)
+            if batch % (dp * micro) or model._memory_bytes(wl, precision, plan) > usable:
                 continue
             total = model.throughput_with_plan(wl, spec, precision, plan, network_gbps=float(row["network_gbps"]))
             best = max(best, total / gpus)

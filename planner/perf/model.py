@@ -26,13 +26,16 @@ from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload
 
 GIB = 1024.0**3
-# Memory a framework cannot use for the model: CUDA context, cuBLAS/NCCL workspaces (about 1.5 GiB), plus about 3%
-# lost to allocator fragmentation, plus a few percent kept free for NCCL channel buffers and temporary tensors that
-# peak with the collectives (a plan filling memory to the last byte runs out of memory at the first all-reduce).
-# Lambda sized its ResNet-50 and BERT batches to each GPU's memory (28 BERT-Large sequences on 24 GB, 112 on 80 GB):
-# with 8% lost to fragmentation, as first assumed, most of those batches would not have fit in one pass; with 3% they
-# sit at the limit, a median 0.96-0.97 of it (bench/memory.py).
-RESERVED_GIB = 1.5
+# Memory a framework cannot use for the model: the CUDA context and cuBLAS/cuDNN workspaces (about 1 GiB), plus about
+# 3% lost to allocator fragmentation. A layout that communicates (more than one GPU) also loses NCCL's communicator
+# workspaces (about 0.5 GiB) and keeps a few percent free for NCCL channel buffers and temporary tensors that peak with
+# the collectives (a plan filling memory to the last byte runs out of memory at the first all-reduce); one GPU has no
+# collectives. Lambda sized its ResNet-50 and BERT batches to each GPU's memory (28 BERT-Large sequences on 24 GB, 112
+# on 80 GB): with 8% lost to fragmentation, as first assumed, most of those batches would not have fit in one pass;
+# with the collective headroom on one GPU too, six of its one-GPU BERT batches (96 BERT-Base sequences on the 24 GB
+# GeForce cards, 16 BERT-Large in TF32) would not have fit, though they ran (bench/memory.py).
+CONTEXT_GIB = 1.0
+NCCL_GIB = 0.5
 FRAGMENTATION = 0.97
 COLLECTIVE_HEADROOM = 0.03
 # A GPU's speed is its datasheet peak scaled by its measured matmul ceiling (best GEMM rate over the peak) relative
@@ -256,6 +259,11 @@ class Plan:
     def gradient_group(self) -> int:
         """Ranks that hold the same weights and reduce gradients together: data x context parallel."""
         return self.dp * self.cp
+
+    @property
+    def communicates(self) -> bool:
+        """Whether the layout runs collectives (NCCL): more than one GPU."""
+        return self.tp * self.pp * self.gradient_group > 1
 
     def batched(self, micro_batch: int, global_batch: int) -> Plan:
         """This layout with another micro-batch and global batch. The layout search tries thousands of these per
@@ -525,8 +533,17 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
     return float(state + activations + logits)
 
 
-def _usable_bytes(spec: GpuSpec) -> float:
-    return (spec.memory_gib * (FRAGMENTATION - COLLECTIVE_HEADROOM) - RESERVED_GIB) * GIB
+def _reserved_gib(communicates: bool) -> float:
+    """GiB the framework holds outside the model: the CUDA context, and NCCL's workspaces where the layout
+    communicates."""
+    return CONTEXT_GIB + (NCCL_GIB if communicates else 0.0)
+
+
+def _usable_bytes(spec: GpuSpec, communicates: bool) -> float:
+    """Bytes the model may fill on ``spec``: after the reserve, fragmentation and, where the layout communicates,
+    the headroom kept free for the collectives."""
+    share = FRAGMENTATION - (COLLECTIVE_HEADROOM if communicates else 0.0)
+    return (spec.memory_gib * share - _reserved_gib(communicates)) * GIB
 
 
 @dataclass(frozen=True)
@@ -717,7 +734,7 @@ def _micro_batches(wl: Workload, dp: int, wanted: int) -> list[int]:
 
 def _fit_micro_batch(wl: Workload, spec: GpuSpec, precision: str, plan: Plan, wanted: int) -> tuple[int, float]:
     """The largest micro-batch up to ``wanted`` that fits, and the bytes it needs (0 if none fits)."""
-    usable = _usable_bytes(spec)
+    usable = _usable_bytes(spec, plan.communicates)
     need = 0.0
     for micro in _micro_batches(wl, plan.dp, wanted):
         trial = plan.batched(micro, _global_batch(wl, plan.dp, micro))
@@ -818,7 +835,6 @@ def _sharding_text(plan: Plan) -> str:
 @lru_cache(maxsize=1024)
 def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node: int) -> int | None:
     """The smallest power-of-two GPU count on which the job fits (a ranking asks once per GPU, not per count)."""
-    usable = _usable_bytes(spec)
     count = 1
     while count <= 65536:
         per_node = min(count, gpus_per_node)
@@ -827,7 +843,7 @@ def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node:
         for template in _candidate_plans(wl, count, per_node):
             if template.recompute == frugal or not wl.is_transformer:
                 plan = template.batched(1, _global_batch(wl, template.dp, 1))
-                if _memory_bytes(wl, precision, plan) <= usable:
+                if _memory_bytes(wl, precision, plan) <= _usable_bytes(spec, plan.communicates):
                     return count
         count *= 2
     return None
@@ -1028,12 +1044,15 @@ def _estimate(
     # measured on MLPerf Training nodes, which already counts CPUs, memory, network and fans at training load.
     factor = node_factor().expected
     energy = spec.tdp_w * gpus * factor * hours / 1000.0
-    usable_gib = _usable_bytes(spec) / GIB
+    usable_gib = _usable_bytes(spec, plan.communicates) / GIB
     why: str | None = None
     min_gpus: int | None = None
     if not choice.fits:
         min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or nvlink_domain(spec))
         hint = f"; at least {min_gpus} GPUs would fit" if min_gpus else "; no GPU count fits"
+        nccl = (
+            f", NCCL's workspaces and {COLLECTIVE_HEADROOM:.0%} kept free for its buffers" if plan.communicates else ""
+        )
         why = (
             f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with "
             + (
@@ -1044,8 +1063,7 @@ def _estimate(
             )
             + (" (recompute off, as given)" if wl.is_transformer and wl.recompute == "off" else "")
             + f", but {spec.id} leaves {usable_gib:.1f} GiB "
-            f"usable of {spec.memory_gib:g} (after the CUDA context, allocator fragmentation and "
-            f"{COLLECTIVE_HEADROOM:.0%} kept free for NCCL buffers){hint}"
+            f"usable of {spec.memory_gib:g} (after the CUDA context, allocator fragmentation{nccl}){hint}"
         )
     layout = (
         f"{'layout' if choice.fits else 'closest layout tried (does not fit)'}: "
@@ -1090,7 +1108,7 @@ def _estimate(
         time_to_solution_hours=shown(hours),
         work=float(work),
         work_unit=wl.work_unit,
-        memory_per_gpu_gib=float((choice.memory_bytes + RESERVED_GIB * GIB) / GIB),
+        memory_per_gpu_gib=float(choice.memory_bytes / GIB + _reserved_gib(plan.communicates)),
         gpu_memory_gib=float(spec.memory_gib),
         fits_in_memory=choice.fits,
         why_not_fits=why,

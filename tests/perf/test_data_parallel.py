@@ -50,6 +50,24 @@ def test_a_global_batch_that_fits_runs_in_one_pass() -> None:
     assert 256 % small.parallelism["micro_batch"] == 0
 
 
+def test_one_gpu_keeps_no_headroom_for_collectives_it_does_not_run() -> None:
+    # Lambda ran 96 BERT-Base sequences (SQuAD, 384 tokens, FP16) in one pass on one 24 GB RTX 4090 and 3090, and 16
+    # BERT-Large sequences in TF32. With NCCL's workspaces and headroom reserved on one GPU too, the model halved both.
+    for gpu in ("RTX-4090", "RTX-3090"):
+        base = estimate("bert-base", gpu, 1, "fp16", seq_len=384, global_batch=96, mode="finetune")
+        large = estimate("bert-large", gpu, 1, "tf32", seq_len=384, global_batch=16, mode="finetune")
+        assert base.parallelism["micro_batch"] == 96 and large.parallelism["micro_batch"] == 16
+    # Two GPUs run an all-reduce: the same per-GPU batch must leave NCCL its room.
+    two = estimate("bert-base", "RTX-4090", 2, "fp16", seq_len=384, global_batch=192, mode="finetune")
+    one = estimate("bert-base", "RTX-4090", 1, "fp16", seq_len=384, global_batch=96, mode="finetune")
+    assert two.parallelism["micro_batch"] < one.parallelism["micro_batch"]
+    # A model that does not fit on one GPU says what it lost, without NCCL.
+    alone = estimate("llama-2-70b", "A100-80GB", 1)
+    assert alone.why_not_fits and "NCCL" not in alone.why_not_fits
+    pair = estimate("llama-2-70b", "A100-80GB", 2)
+    assert pair.why_not_fits and "NCCL" in pair.why_not_fits
+
+
 def test_a_global_batch_that_must_change_is_said() -> None:
     result = estimate("resnet50", "H100-SXM", 8, "bf16", global_batch=4)
     assert result.parallelism["global_batch"] == 8
