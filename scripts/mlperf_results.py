@@ -3,7 +3,9 @@
     .venv/bin/python scripts/mlperf_results.py --results DIR [DIR ...]
 
 Each DIR is a checkout of an ``mlcommons/training_results_vX.Y`` repository (Apache-2.0). For the systems listed in
-``SYSTEMS`` it reads every ``result_N.txt`` (MLLOG lines), takes the time from ``run_start`` to ``run_stop`` and the
+``SYSTEMS`` (NVIDIA's own, and Dell's XE9680 with 8 H100s and with 8 H200s, which ran NVIDIA's implementation on the
+same chassis and NGC release: the H100 BERT run in the round of the B200 preview) it reads every ``result_N.txt``
+(MLLOG lines), takes the time from ``run_start`` to ``run_stop`` and the
 samples trained until convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the last
 evaluation; Llama-2-70B LoRA: ``samples_count`` at ``run_stop``), and writes MLPerf's score (the mean after dropping
 the fastest and slowest run) with the mean samples to converge.
@@ -21,7 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGENET_TRAIN = 1_281_167
-# (round, results folder under NVIDIA/results, benchmark) -> (GPU id, GPUs, sequence length, round date).
+# (round, results folder under <submitter>/results, benchmark) -> (GPU id, GPUs, sequence length, round date);
+# the submitter is NVIDIA unless the folder names it ("Dell/XE9680x8H100-SXM-80GB").
 SYSTEMS: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
     ("v4.0", "eos_ngc24.04_mxnet", "resnet"): ("H100-SXM", 8, 0, "2024-06-12"),
     ("v4.0", "h200_ngc24.04_mxnet", "resnet"): ("H200", 8, 0, "2024-06-12"),
@@ -33,6 +36,11 @@ SYSTEMS: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
     ("v4.1", "b200_preview_nemo", "llama2_70b_lora"): ("B200", 8, 8192, "2024-11-13"),
     ("v4.1", "h200_ngc24.09_nemo", "llama2_70b_lora"): ("H200", 8, 8192, "2024-11-13"),
     ("v4.1", "eos_ngc24.09_nemo", "llama2_70b_lora"): ("H100-SXM", 8, 8192, "2024-11-13"),
+    # v4.1 has no NVIDIA H100 or H200 BERT run beside the B200 preview: Dell's, on NGC 24.09.
+    ("v4.1", "Dell/XE9680x8H100-SXM-80GB", "bert"): ("H100-SXM", 8, 512, "2024-11-13"),
+    ("v4.1", "Dell/XE9680x8H200-SXM-141GB", "bert"): ("H200", 8, 512, "2024-11-13"),
+    ("v4.1", "Dell/XE9680x8H100-SXM-80GB", "llama2_70b_lora"): ("H100-SXM", 8, 8192, "2024-11-13"),
+    ("v4.1", "Dell/XE9680x8H200-SXM-141GB", "llama2_70b_lora"): ("H200", 8, 8192, "2024-11-13"),
     # v5.0: B200 out of preview (DGX B200 "Nyx", NGC 25.04) and 8 GPUs of a GB200 NVL72 rack ("Tyche").
     ("v5.0", "nyx_n1_ngc25.04_pytorch", "bert"): ("B200", 8, 512, "2025-06-04"),
     ("v5.0", "nyx_n1_ngc25.04_nemo", "llama2_70b_lora"): ("B200", 8, 8192, "2025-06-04"),
@@ -43,6 +51,7 @@ COLUMNS = (
     "benchmark",
     "gpu",
     "gpus",
+    "submitter",
     "system",
     "submission_platform",
     "global_batch",
@@ -104,7 +113,8 @@ def main() -> None:
         for (round_, folder, benchmark), (gpu, gpus, seq, date) in SYSTEMS.items():
             if round_ != tag:
                 continue
-            prefix = f"NVIDIA/results/{folder}/{benchmark}/"
+            submitter, system = folder.split("/") if "/" in folder else ("NVIDIA", folder)
+            prefix = f"{submitter}/results/{system}/{benchmark}/"
             names = sorted(n for n in _git(repo, "ls-tree", "--name-only", "HEAD", prefix).split() if "result_" in n)
             runs = [_run(_events(_git(repo, "show", f"HEAD:{name}")), benchmark) for name in names]
             minutes = sorted(r[0] for r in runs)
@@ -117,7 +127,8 @@ def main() -> None:
                     "benchmark": benchmark,
                     "gpu": gpu,
                     "gpus": gpus,
-                    "system": folder,
+                    "submitter": submitter,
+                    "system": system,
                     "submission_platform": constants.get("submission_platform", ""),
                     "global_batch": constants.get("global_batch_size", ""),
                     "seq_len": seq or "",

@@ -887,7 +887,7 @@ def dle_prediction(row: dict[str, str], stack: str = "typical") -> float:
 
 # ---------------------------------------------------------------- MLPerf Training time-to-train
 
-# ResNet-50 on H100 and H200 (v4.0) set the two tuned-CNN constants (cnn.tuned_speedup and
+# NVIDIA's ResNet-50 on H100 and H200 (v4.0) set the two tuned-CNN constants (cnn.tuned_speedup and
 # cnn.tuned_input_s_per_image, solved by ``solve_tuned_cnn``): calibration rows, not checks.
 MLPERF_CALIBRATION = {("v4.0", "resnet", "H100-SXM"), ("v4.0", "resnet", "H200")}
 # MLPerf benchmark -> (workload preset, precision, training mode). NVIDIA's submissions: MXNet ResNet-50 and PyTorch
@@ -900,7 +900,7 @@ MLPERF_BENCHMARKS = {
 
 
 def load_mlperf(path: Path | None = None) -> list[dict[str, str]]:
-    """``data/mlperf_training.csv``: NVIDIA's 8-GPU MLPerf Training v4.0/v4.1 results."""
+    """``data/mlperf_training.csv``: 8-GPU MLPerf Training v4.0/v4.1/v5.0 results (NVIDIA's, and Dell's v4.1)."""
     return _read_rows(path or data_dir() / "mlperf_training.csv")
 
 
@@ -945,7 +945,7 @@ def solve_tuned_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
     H100 where its HBM promises 1.4x). Each is solved by bisection on the row it governs, alternately."""
     from scipy.optimize import brentq
 
-    table = {(r["round"], r["benchmark"], r["gpu"]): r for r in rows or load_mlperf()}
+    table = {(r["round"], r["benchmark"], r["gpu"]): r for r in rows or load_mlperf() if r["submitter"] == "NVIDIA"}
     h100, h200 = (table[("v4.0", "resnet", gpu)] for gpu in ("H100-SXM", "H200"))
     cnn = params["cnn"]
 

@@ -22,9 +22,14 @@ def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
     assert {row["gpu"] for row in rows} == {"H100-SXM", "H200", "B200", "GB200"}
     assert {row["benchmark"] for row in rows} == {"resnet", "bert", "llama2_70b_lora"}
     for row in rows:
-        assert row["source"].startswith("mlcommons/training_results_v") and row["source_date"]
+        assert row["source"].startswith(f"mlcommons/training_results_{row['round']}:{row['submitter']}/results/")
+        assert row["source_date"]
         assert int(row["gpus"]) == 8 and float(row["time_to_train_minutes"]) > 0
         assert float(row["samples_to_converge"]) > 0 and int(row["runs"]) >= 5
+    keys = [(row["round"], row["benchmark"], row["gpu"], row["submitter"]) for row in rows]
+    assert len(keys) == len(set(keys))
+    # The B200 preview's round has an H100 BERT run to take the B200/H100 ratio against (Dell's).
+    assert ("v4.1", "bert", "H100-SXM", "Dell") in keys and ("v4.1", "bert", "B200", "NVIDIA") in keys
 
 
 @pytest.mark.parametrize(
