@@ -2,15 +2,16 @@
 
     .venv/bin/python bench/mlperf.py [--stack tuned|typical]
 
-``data/mlperf_training.csv`` holds NVIDIA's 8-GPU MLPerf Training v4.0, v4.1 and v5.0 results on H100, H200,
-B200 (the v4.1 "preview" software and v5.0's) and 8 GPUs of a GB200 NVL72 rack (ResNet-50, BERT-Large, Llama-2-70B
-LoRA), and Dell's v4.1 runs of NVIDIA's implementation on 8 H100s and 8 H200s (the only H100 BERT run of the round
-that brought the B200 preview; extracted by scripts/mlperf_results.py from the mlcommons
-training_results repositories, Apache-2.0): MLPerf's score (run_start to run_stop, mean without the fastest and the
-slowest run) and the samples each run trained until it converged. Through ``planner.estimate`` with what a user
-types (the workload, GPU, 8 GPUs, precision, sequence length, the submission's global batch, the stack), the time
-to train those samples is compared with the score, and the H200/H100 and B200/H100 ratios with the measured ones
-(against the same submitter's H100 where it ran one, else NVIDIA's, else the round's other H100 run).
+``data/mlperf_training.csv`` holds NVIDIA's 8-GPU MLPerf Training v4.0, v4.1 and v5.0 results on H100, H200, B200 (the
+v4.1 "preview" software and v5.0's) and 8 GPUs of a GB200 NVL72 rack (ResNet-50, BERT-Large, Llama-2-70B LoRA), and
+Dell's runs of NVIDIA's implementation on 8 H100s and 8 H200s (v4.1: the only H100 BERT run of the round that brought
+the B200 preview) and on 8 B200s and 8 H200s (v5.0, which has no 8-GPU H100 run); extracted by
+scripts/mlperf_results.py from the mlcommons training_results repositories, Apache-2.0: MLPerf's score (run_start to
+run_stop, mean without the fastest and the slowest run) and the samples each run trained until it converged. Through
+``planner.estimate`` with what a user types (the workload, GPU, 8 GPUs, precision, sequence length, the submission's
+global batch, the stack), the time to train those samples is compared with the score, and the H200/H100 and B200/H100
+ratios with the measured ones (against the same submitter's H100 where it ran one, else NVIDIA's, else the round's
+other H100 run; a round without an H100 run takes its H200 as the reference).
 
 MLPerf's clock also runs the evaluations inside the timed region (and any start-up after run_start), which the
 estimate does not model: it predicts training time only. Targets: within 20% (tuned stack), ratios within 10%.
@@ -35,11 +36,16 @@ from planner.perf import calibration
 CALIBRATION = calibration.MLPERF_CALIBRATION
 
 
-def _h100_run(
+def _reference_run(
     measured: dict[tuple[str, str, str, str], float], round_: str, benchmark: str, submitter: str
 ) -> tuple[str, str, str, str] | None:
-    """The H100 run a ratio is taken against: the same submitter's, else NVIDIA's, else the round's other one."""
-    runs = sorted(k for k in measured if k[:3] == (round_, benchmark, "H100-SXM"))
+    """The run a ratio is taken against: the round's H100 (its H200 where it has none), the same submitter's, else
+    NVIDIA's, else another's."""
+    runs: list[tuple[str, str, str, str]] = []
+    for gpu in ("H100-SXM", "H200"):
+        runs = sorted(k for k in measured if k[:3] == (round_, benchmark, gpu))
+        if runs:
+            break
     for k in runs:
         if k[3] == submitter:
             return k
@@ -88,12 +94,12 @@ def main() -> None:
         print(f"{head} {minutes:9.2f} {error:+6.1f}% {band:>13s}  {layout}")
     print("  * the GPU has no measurements of this kind of model in the calibration data: wider band, and a note")
     print()
-    print("cross-GPU ratios (time on H100 over time on the other GPU, same round and benchmark)")
+    print("cross-GPU ratios (time on H100, or H200 where the round has no H100, over time on the other GPU)")
     ratio_errors: list[float] = []
     for key, real in sorted(measured.items()):
         round_, benchmark, gpu, submitter = key
-        base = _h100_run(measured, round_, benchmark, submitter)
-        if gpu == "H100-SXM" or base is None:
+        base = _reference_run(measured, round_, benchmark, submitter)
+        if base is None or gpu == base[2]:
             continue
         real_ratio = measured[base] / real
         if base in predicted and key in predicted:
@@ -102,8 +108,9 @@ def main() -> None:
             if key[:3] not in CALIBRATION:
                 ratio_errors.append(abs(error))
             runs = submitter if base[3] == submitter else f"{submitter}/{base[3]}"
+            pair = f"{gpu}/{base[2].removesuffix('-SXM')} ({runs})"
             print(
-                f"  {round_} {benchmark:16s} {gpu}/H100 ({runs})  measured {real_ratio:5.2f}x  "
+                f"  {round_} {benchmark:16s} {pair:27s} measured {real_ratio:5.2f}x  "
                 f"predicted {model_ratio:5.2f}x  {error:+6.1f}%"
             )
     within = sum(1 for e in errors if e <= 20.0)

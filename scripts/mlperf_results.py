@@ -3,12 +3,12 @@
     .venv/bin/python scripts/mlperf_results.py --results DIR [DIR ...]
 
 Each DIR is a checkout of an ``mlcommons/training_results_vX.Y`` repository (Apache-2.0). For the systems listed in
-``SYSTEMS`` (NVIDIA's own, and Dell's XE9680 with 8 H100s and with 8 H200s, which ran NVIDIA's implementation on the
-same chassis and NGC release: the H100 BERT run in the round of the B200 preview) it reads every ``result_N.txt``
-(MLLOG lines), takes the time from ``run_start`` to ``run_stop`` and the
-samples trained until convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the last
-evaluation; Llama-2-70B LoRA: ``samples_count`` at ``run_stop``), and writes MLPerf's score (the mean after dropping
-the fastest and slowest run) with the mean samples to converge.
+``SYSTEMS`` (NVIDIA's own, and Dell's XE9680 with 8 H100s, 8 H200s or 8 B200s, which ran NVIDIA's implementation: the
+H100 BERT run in the round of the B200 preview, and a B200 and an H200 of one submitter in v5.0) it reads every
+``result_N.txt`` (MLLOG lines), takes the time from ``run_start`` to ``run_stop`` and the samples trained until
+convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the last evaluation; Llama-2-70B LoRA:
+``samples_count`` at ``run_stop``), and writes MLPerf's score (the mean after dropping the fastest and slowest run)
+with the mean samples to converge.
 """
 
 from __future__ import annotations
@@ -45,6 +45,12 @@ SYSTEMS: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
     ("v5.0", "nyx_n1_ngc25.04_pytorch", "bert"): ("B200", 8, 512, "2025-06-04"),
     ("v5.0", "nyx_n1_ngc25.04_nemo", "llama2_70b_lora"): ("B200", 8, 8192, "2025-06-04"),
     ("v5.0", "tyche_ngpu8_ngc25.04_nemo", "llama2_70b_lora"): ("GB200", 8, 8192, "2025-06-04"),
+    ("v5.0", "tyche_ngpu8_ngc25.04_pytorch", "bert"): ("GB200", 8, 512, "2025-06-04"),
+    # v5.0 has no 8-GPU H100 run of BERT or LoRA: Dell's B200 (NGC 25.04) and H200 (NGC 24.09) XE9680s.
+    ("v5.0", "Dell/1xXE9680Lx8B200-SXM-180GB", "bert"): ("B200", 8, 512, "2025-06-04"),
+    ("v5.0", "Dell/1xXE9680Lx8B200-SXM-180GB", "llama2_70b_lora"): ("B200", 8, 8192, "2025-06-04"),
+    ("v5.0", "Dell/XE9680x8H200-SXM-141GB", "bert"): ("H200", 8, 512, "2025-06-04"),
+    ("v5.0", "Dell/XE9680x8H200-SXM-141GB", "llama2_70b_lora"): ("H200", 8, 8192, "2025-06-04"),
 }
 COLUMNS = (
     "round",
