@@ -17,8 +17,9 @@ MLPerf's clock also runs the evaluations inside the timed region (and any start-
 estimate does not model: it predicts training time only. Targets: within 20% (tuned stack), ratios within 10%.
 Each row also shows the low/high band ``estimate()`` gives the user, in minutes, and the summary counts the runs that
 fell inside it (a band marked * is an extrapolation: that GPU has no calibration measurements of that kind of model).
-None of these runs is in the benchmark rows the model is fitted on; the two v4.0 ResNet-50 rows set the two tuned-CNN
-constants (``calibration.solve_tuned_cnn``) and are left out of the summary.
+None of these runs is in the benchmark rows the model is fitted on; NVIDIA's two v4.0 ResNet-50 rows set the two
+tuned-CNN constants (``calibration.solve_tuned_cnn``) and its v5.0 B200 BERT row the tuned encoder's feed rate
+(``calibration.solve_tuned_encoder``): they, and ratios taken with them, are left out of the summary.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def main() -> None:
         result = calibration.mlperf_estimate(row, args.stack)
         minutes, layout = calibration.mlperf_minutes_of(result)
         real = float(row["time_to_train_minutes"])
-        key = (row["round"], row["benchmark"], row["gpu"], row["submitter"])
+        key = calibration.mlperf_key(row)
         measured[key] = real
         head = f"{row['round']:5s} {row['benchmark']:16s} {row['gpu']:9s} {row['submitter'][:6]:6s} {real:9.2f}"
         if minutes is None:
@@ -86,7 +87,7 @@ def main() -> None:
         fast = minutes * result.throughput / result.throughput_high
         slow = minutes * result.throughput / result.throughput_low
         band = f"{fast:5.2f}-{slow:5.2f}{'' if result.gpu_calibrated else '*'}"
-        if key[:3] in CALIBRATION:
+        if key in CALIBRATION:
             layout += "  (calibration row)"
         else:
             errors.append(abs(error))
@@ -105,7 +106,7 @@ def main() -> None:
         if base in predicted and key in predicted:
             model_ratio = predicted[base] / predicted[key]
             error = (model_ratio / real_ratio - 1.0) * 100.0
-            if key[:3] not in CALIBRATION:
+            if key not in CALIBRATION and base not in CALIBRATION:
                 ratio_errors.append(abs(error))
             runs = submitter if base[3] == submitter else f"{submitter}/{base[3]}"
             pair = f"{gpu}/{base[2].removesuffix('-SXM')} ({runs})"

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 
 import pytest
 
 from planner._data import data_dir
 from planner.hardware import gpu_table
-from planner.perf.model import estimate, matmul_ceilings
-from planner.perf.workloads import get_workload
+from planner.perf import calibration
+from planner.perf.model import estimate, matmul_ceilings, perf_params
+from planner.perf.workloads import Workload, get_workload
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -58,3 +60,45 @@ def test_every_ceiling_is_sourced_and_near_the_datasheet_peak() -> None:
         # measurement 15% over the datasheet is a clock: it is a wrong peak or a wrong precision.
         assert 0.3 < share < (1.0 if spec.datacenter else 1.15), row
     assert ("H100-SXM", "bf16") in matmul_ceilings()
+
+
+def _bert_mlperf(stack: str = "tuned") -> Workload:
+    return get_workload("bert-large", stack=stack, global_batch=768, seq_len=256)
+
+
+def test_the_tuned_bert_feed_caps_blackwell_and_leaves_hopper_alone() -> None:
+    rate = 1.0 / perf_params()["transformer"]["tuned_input_s_per_token"]
+    b200 = estimate(_bert_mlperf(), "B200", 8, "bf16")
+    h100 = estimate(_bert_mlperf(), "H100-SXM", 8, "bf16")
+    assert b200.throughput_per_gpu is not None and h100.throughput_per_gpu is not None
+    # A B200 waits for the feed (tokens/s per GPU at the rate, less the exposed all-reduce), and says so.
+    assert b200.throughput_per_gpu * 256 == pytest.approx(rate, rel=0.05)
+    assert any("paced by the recipe's input feed" in line for line in b200.assumptions)
+    # MLPerf's Blackwell BERT runs are 1.4-1.5x a Hopper; the tensor cores alone would say 2.2x.
+    assert 1.3 < b200.throughput_per_gpu / h100.throughput_per_gpu < 1.7
+    # Hopper runs below the feed rate: not paced by it, and the typical stack never is.
+    assert h100.throughput_per_gpu * 256 < 0.8 * rate
+    assert not any("paced" in line for line in h100.assumptions)
+    typical = estimate(_bert_mlperf("typical"), "B200", 8, "bf16")
+    assert not any("input feed" in line for line in typical.assumptions)
+
+
+def test_the_feed_rate_is_solved_on_its_calibration_row_only() -> None:
+    params = copy.deepcopy(perf_params())
+    params["transformer"]["tuned_input_s_per_token"] = 1e-6
+    calibration.solve_tuned_encoder(params)
+    assert params["transformer"]["tuned_input_s_per_token"] == pytest.approx(
+        perf_params()["transformer"]["tuned_input_s_per_token"], rel=0.01
+    )
+    rows = {calibration.mlperf_key(row): row for row in calibration.load_mlperf()}
+    assert ("v5.0", "bert", "B200", "NVIDIA") in calibration.MLPERF_CALIBRATION
+    # The other Blackwell BERT runs are checks, not calibration: another submitter, another round, the GB200.
+    for key in (
+        ("v5.0", "bert", "B200", "Dell"),
+        ("v4.1", "bert", "B200", "NVIDIA"),
+        ("v5.0", "bert", "GB200", "NVIDIA"),
+    ):
+        assert key in rows and key not in calibration.MLPERF_CALIBRATION
+        minutes, _layout = calibration.mlperf_minutes(rows[key])
+        assert minutes is not None
+        assert minutes == pytest.approx(float(rows[key]["time_to_train_minutes"]), rel=0.1)

@@ -361,3 +361,14 @@ def test_a_fine_tuned_encoder_holds_no_vocabulary_logits() -> None:
     finetune = get_workload("bert-large", mode="finetune", seq_len=pretrain.seq_len)
     logits = 32 * pretrain.seq_len * pretrain.vocab * 4.0
     assert _memory_bytes(pretrain, "fp16", plan) - _memory_bytes(finetune, "fp16", plan) == pytest.approx(logits)
+
+
+def test_an_estimate_says_when_the_host_not_the_gpu_sets_the_pace() -> None:
+    # Eight BERT-Base sequences per step on a B200: eager PyTorch's launches, not the GPU, set the pace.
+    small = estimate("bert-base", "B200", 1, "bf16", global_batch=8)
+    assert any("paced by the host's kernel launches" in line for line in small.assumptions)
+    large = estimate("bert-base", "B200", 1, "bf16", global_batch=256)
+    assert not any("paced" in line for line in large.assumptions)
+    # NVIDIA's tuned ResNet-50 recipe on a B200 waits for its input pipeline (MLPerf: an H200 is only 1.1x an H100).
+    tuned = estimate(get_workload("resnet50", stack="tuned"), "B200", 8, "fp16")
+    assert any("paced by the input pipeline" in line for line in tuned.assumptions)
