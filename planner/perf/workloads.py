@@ -133,6 +133,11 @@ class Workload:
                 "own channels-last AMP runs of those scripts were 1.4-1.6x faster in FP16; its MLPerf recipe faster "
                 "still: stack tuned)"
             )
+        if self.stack == "tuned" and self.kind == "encoder":
+            return (
+                "software: NVIDIA's MLPerf BERT recipe (fused attention and element-wise kernels, fused LAMB, "
+                "CUDA graphs); the typical stack is PyTorch DDP with BERT-class scripts"
+            )
         if self.stack == "tuned":
             return (
                 "software: NVIDIA-tuned Megatron-Core/NeMo recipe (fused kernels, CUDA graphs); the typical stack is "

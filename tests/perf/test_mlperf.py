@@ -74,6 +74,7 @@ def test_the_tuned_bert_feed_caps_blackwell_and_leaves_hopper_alone() -> None:
     # A B200 waits for the feed (tokens/s per GPU at the rate, less the exposed all-reduce), and says so.
     assert b200.throughput_per_gpu * 256 == pytest.approx(rate, rel=0.05)
     assert any("paced by the recipe's input feed" in line for line in b200.assumptions)
+    assert any(line.startswith("software: NVIDIA's MLPerf BERT recipe") for line in b200.assumptions)
     # MLPerf's Blackwell BERT runs are 1.4-1.5x a Hopper; the tensor cores alone would say 2.2x.
     assert 1.3 < b200.throughput_per_gpu / h100.throughput_per_gpu < 1.7
     # Hopper runs below the feed rate: not paced by it, and the typical stack never is.
