@@ -957,6 +957,18 @@ def mlperf_estimate(row: dict[str, str], stack: str = "tuned") -> model.Estimate
     return model.estimate(get_workload(workload, work=work), row["gpu"], int(row["gpus"]), precision)
 
 
+def _log_miss(params: dict[str, Any], section: str, key: str, value: float, row: dict[str, str]) -> float:
+    """Log of the predicted over the measured time-to-train of MLPerf ``row`` with ``params[section][key]`` set to
+    ``value`` (in place): what the tuned-stack solves bisect on."""
+    params[section][key] = value
+    model.set_perf_params(params)
+    try:
+        minutes, _layout = mlperf_minutes(row)
+    finally:
+        model.set_perf_params(None)
+    return math.log((minutes or math.inf) / float(row["time_to_train_minutes"]))
+
+
 def solve_tuned_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:
     """Set ``cnn.tuned_speedup`` and ``cnn.tuned_input_s_per_image`` in place so that the tuned stack lands on the two
     MLPerf ResNet-50 calibration rows. No benchmark row runs a tuned CNN stack, so the fit cannot: NVIDIA's
@@ -968,19 +980,11 @@ def solve_tuned_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
     table = {mlperf_key(r): r for r in rows or load_mlperf()}
     h100, h200 = (table[("v4.0", "resnet", gpu, "NVIDIA")] for gpu in ("H100-SXM", "H200"))
     cnn = params["cnn"]
-
-    def miss(row: dict[str, str], key: str, value: float) -> float:
-        cnn[key] = value
-        model.set_perf_params(params)
-        try:
-            minutes, _layout = mlperf_minutes(row)
-        finally:
-            model.set_perf_params(None)
-        return math.log((minutes or math.inf) / float(row["time_to_train_minutes"]))
-
     for _round in range(4):
-        cnn["tuned_input_s_per_image"] = brentq(lambda v: miss(h200, "tuned_input_s_per_image", v), 1e-6, 1e-2)
-        cnn["tuned_speedup"] = brentq(lambda v: miss(h100, "tuned_speedup", v), 1.0, 10.0)
+        cnn["tuned_input_s_per_image"] = brentq(
+            lambda v: _log_miss(params, "cnn", "tuned_input_s_per_image", v, h200), 1e-6, 1e-2
+        )
+        cnn["tuned_speedup"] = brentq(lambda v: _log_miss(params, "cnn", "tuned_speedup", v, h100), 1.0, 10.0)
     cnn["tuned_input_s_per_image"] = float(f"{cnn['tuned_input_s_per_image']:.4g}")
     cnn["tuned_speedup"] = round(float(cnn["tuned_speedup"]), 3)
 
@@ -993,15 +997,5 @@ def solve_tuned_encoder(params: dict[str, Any], rows: Sequence[dict[str, str]] |
 
     table = {mlperf_key(r): r for r in rows or load_mlperf()}
     b200 = table[("v5.0", "bert", "B200", "NVIDIA")]
-    transformer = params["transformer"]
-
-    def miss(value: float) -> float:
-        transformer["tuned_input_s_per_token"] = value
-        model.set_perf_params(params)
-        try:
-            minutes, _layout = mlperf_minutes(b200)
-        finally:
-            model.set_perf_params(None)
-        return math.log((minutes or math.inf) / float(b200["time_to_train_minutes"]))
-
-    transformer["tuned_input_s_per_token"] = float(f"{brentq(miss, 1e-8, 1e-4):.4g}")
+    solved = brentq(lambda v: _log_miss(params, "transformer", "tuned_input_s_per_token", v, b200), 1e-8, 1e-4)
+    params["transformer"]["tuned_input_s_per_token"] = float(f"{solved:.4g}")
