@@ -17,9 +17,11 @@ GPU with the authors' own FLOP counts, then are compared with:
 
 Prints each row and the median absolute percentage error of both. Then NVIDIA's DeepLearningExamples BERT-Large and
 ResNet-50 tables (data/dle_runs.csv: the scripts Lambda's rows ran, a second BERT and CNN source the fit never sees)
-through ``estimate`` with what a user types. Last, NVIDIA's own published NeMo runs (calibration
-data for the tuned stack, data/published_runs.csv) through ``estimate --stack tuned``, each publication refitted
-without it (needs numpy and scipy, the development dependencies).
+through ``estimate`` with what a user types, and timm's ResNet-50 benchmark on the RTX 3090 and 4090
+(data/timm_runs.csv: one author's 2022 and 2025 posts, a second CNN source on GeForce cards). Last, NVIDIA's own
+published NeMo runs (calibration data for the tuned stack, data/published_runs.csv) through
+``estimate --stack tuned``, each publication refitted without it (needs numpy and scipy, the development
+dependencies).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def main() -> None:
         )
         summary[source] = {"layout_median_ape": layout, "estimate_median_ape": estimate, "runs": len(estimate_errors)}
     summary["dle_estimate"] = _dle()
+    summary["timm_estimate"] = _timm()
     summary["nvidia_tuned_estimate_held_out"] = _nvidia_held_out()
     print(json.dumps(summary))
 
@@ -89,7 +92,7 @@ def _dle() -> dict[str, object]:
             skipped += 1
             continue
         measured = float(row["throughput_total"])
-        predicted = calibration.dle_prediction(row)
+        predicted = calibration.table_prediction(row)
         error = (predicted / measured - 1) * 100
         if row["workload"] == "resnet50":
             script = "ResNet-50"
@@ -98,7 +101,7 @@ def _dle() -> dict[str, object]:
         groups.setdefault(f"{script}, {row['precision']}", []).append(error)
         tuned = ""
         if row["workload"] == "resnet50" and row["precision"] == "fp16":
-            tuned_error = (calibration.dle_prediction(row, "tuned") / measured - 1) * 100
+            tuned_error = (calibration.table_prediction(row, "tuned") / measured - 1) * 100
             groups.setdefault("ResNet-50, fp16, tuned stack", []).append(tuned_error)
             tuned = f"  tuned {tuned_error:+6.1f}%"
         print(
@@ -114,6 +117,28 @@ def _dle() -> dict[str, object]:
         f"  all {len(errors)} runs: median |error| {result['median_ape']}%; "
         f"{skipped} LDDL-binned BERT phase-2 runs left out"
     )
+    return result
+
+
+def _timm() -> dict[str, object]:
+    """timm's ResNet-50 training benchmark on GeForce cards (never fitted) through ``estimate``, typical stack."""
+    print("timm benchmark.py, ResNet-50 training at batch 256 (data/timm_runs.csv, not fitted) through `estimate`:")
+    errors: dict[str, list[float]] = {}
+    for row in calibration.load_timm_checks():
+        measured = float(row["throughput_total"])
+        predicted = calibration.table_prediction(row)
+        error = (predicted / measured - 1) * 100
+        errors.setdefault(row["gpu"], []).append(error)
+        print(
+            f"  {row['source_date']:10s} {row['gpu']:9s} {row['precision']:4s} "
+            f"{measured:9.1f} {predicted:9.1f} {error:+6.1f}%"
+        )
+    every = [e for values in errors.values() for e in values]
+    result: dict[str, object] = {"runs": len(every), "median_ape": _median([abs(e) for e in every])}
+    for gpu, values in sorted(errors.items()):
+        result[gpu] = _median(values)
+        print(f"  {gpu:9s} median signed error {result[gpu]:+.1f}% ({len(values)} runs)")
+    print(f"  all {len(every)} runs: median |error| {result['median_ape']}%")
     return result
 
 

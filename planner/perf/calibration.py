@@ -879,8 +879,16 @@ def load_dle_checks(path: Path | None = None) -> list[dict[str, str]]:
     return _read_rows(path or data_dir() / "dle_runs.csv")
 
 
-def dle_prediction(row: dict[str, str], stack: str = "typical") -> float:
-    """Sequences/s or images/s (all GPUs) from ``estimate`` given what a user types for the run: the workload, GPU,
+def load_timm_checks(path: Path | None = None) -> list[dict[str, str]]:
+    """``data/timm_runs.csv``: ResNet-50 training on the RTX 3090 and 4090 with timm's benchmark script (one author's
+    blog, 2022 and 2025 software), a second CNN source on GeForce cards, kept out of the fit; same columns as
+    ``data/dle_runs.csv``."""
+    return _read_rows(path or data_dir() / "timm_runs.csv")
+
+
+def table_prediction(row: dict[str, str], stack: str = "typical") -> float:
+    """Sequences/s or images/s (all GPUs) for a row of ``data/dle_runs.csv`` or ``data/timm_runs.csv``, from
+    ``estimate`` given what a user types for the run: the workload, GPU,
     GPU count, precision, sequence length and training mode (BERT), the global batch and ``stack``; NaN if
     ``estimate`` says it does not fit."""
     options: dict[str, Any] = {"global_batch": int(row["global_batch"]), "stack": stack}

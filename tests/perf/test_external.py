@@ -69,7 +69,7 @@ def test_dle_bert_estimates_stay_within_a_third_of_nvidias_tables() -> None:
     # in FP16 17-32% fast; the model never saw these runs.
     for row in calibration.load_dle_checks():
         if row["workload"] == "bert-large" and not row["excluded_reason"]:
-            ratio = calibration.dle_prediction(row) / float(row["throughput_total"])
+            ratio = calibration.table_prediction(row) / float(row["throughput_total"])
             assert 0.6 < ratio < 1.4, (row["gpu"], row["precision"], row["mode"], row["gpus"], ratio)
 
 
@@ -83,13 +83,13 @@ def test_dle_resnet50_fp32_matches_and_channels_last_amp_lies_between_the_stacks
     assert len(runs) == 12
     for row in runs:
         measured = float(row["throughput_total"])
-        typical = calibration.dle_prediction(row)
+        typical = calibration.table_prediction(row)
         if row["precision"] == "fp32":
             assert typical == pytest.approx(measured, rel=0.08), (row["gpu"], row["gpus"])
         elif row["precision"] == "tf32":
             assert measured < typical < 1.15 * measured, (row["gpu"], row["gpus"])
         else:
-            assert 0.5 * measured < typical < measured < calibration.dle_prediction(row, "tuned") < 1.8 * measured
+            assert 0.5 * measured < typical < measured < calibration.table_prediction(row, "tuned") < 1.8 * measured
 
 
 def test_dle_bert_per_gpu_throughput_declines_a_little_from_8_to_256_gpus() -> None:
@@ -102,7 +102,7 @@ def test_dle_bert_per_gpu_throughput_declines_a_little_from_8_to_256_gpus() -> N
         and row["seq_len"] == "128"
         and row["precision"] == "fp16"
     }
-    per_gpu = {gpus: calibration.dle_prediction(runs[gpus]) / gpus for gpus in (8, 256)}
+    per_gpu = {gpus: calibration.table_prediction(runs[gpus]) / gpus for gpus in (8, 256)}
     decline = 1 - per_gpu[256] / per_gpu[8]
     assert 0.0 < decline < 0.12, per_gpu
 
@@ -113,3 +113,18 @@ def test_tuned_cnn_outside_mixed_precision_says_it_extrapolates() -> None:
     fp16 = model.estimate("resnet50", "A100-80GB", 8, "fp16", stack="tuned")
     assert any("extrapolation" in note for note in tf32.assumptions)
     assert not any("extrapolation" in note for note in fp16.assumptions)
+
+
+def test_timm_resnet50_runs_are_sourced_and_the_geforce_levels_hold() -> None:
+    # A second ResNet-50 source on GeForce cards, never fitted (bench/external.py prints the figures): the RTX 3090
+    # lands within 3% on both posts and precisions; the RTX 4090 comes out 6-15% slow, as Lambda's rows held out by GPU
+    # say it does (the 2025 software is faster on it than the 2022 one, not on the 3090).
+    rows = calibration.load_timm_checks()
+    assert len(rows) == 8
+    for row in rows:
+        assert row["source"].startswith("NikolasEnt/NikolasEnt.github.io:_posts/") and row["source_date"]
+        ratio = calibration.table_prediction(row) / float(row["throughput_total"])
+        if row["gpu"] == "RTX-3090":
+            assert ratio == pytest.approx(1.0, abs=0.04), (row["source_date"], row["precision"], ratio)
+        else:
+            assert 0.8 < ratio < 0.97, (row["source_date"], row["precision"], ratio)
