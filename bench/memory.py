@@ -5,7 +5,9 @@ Lambda's deeplearning-benchmark ran each GPU at a batch sized to its memory (BER
 single-GPU configuration this asks ``estimate()``, as a user would (workload, GPU, precision, sequence length, global
 batch), for the largest global batch it still runs in one micro-batch, and prints Lambda's batch over that limit:
 near 1 is a memory model that knows what fits; well under 1 is one that would let a user plan a batch that runs out
-of memory (or assume a step without gradient accumulation that the GPU cannot take).
+of memory (or assume a step without gradient accumulation that the GPU cannot take). Above 1 is a batch that ran and
+the model splits. timm's ResNet-50 batches on the 24 GB RTX 3090 and 4090 (data/timm_runs.csv) are printed after
+Lambda's: the same question of a second source.
 
     .venv/bin/python bench/memory.py
 """
@@ -22,23 +24,44 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.perf import calibration, model
 from planner.perf.calibration import Benchmark
+from planner.perf.workloads import Workload, get_workload
 
 
-def _one_pass(row: Benchmark, batch: int) -> bool:
-    workload = dataclasses.replace(calibration.user_workload(row), global_batch=batch)
-    result = model.estimate(workload, row.gpu, 1, row.precision)
+def _one_pass(workload: Workload, gpu: str, precision: str, batch: int) -> bool:
+    result = model.estimate(dataclasses.replace(workload, global_batch=batch), gpu, 1, precision)
     return bool(result.fits_in_memory and result.parallelism.get("micro_batch") == batch)
 
 
-def largest_one_pass_batch(row: Benchmark, ceiling: int = 8192) -> int:
+def largest_one_pass_batch(workload: Workload, gpu: str, precision: str, ceiling: int = 8192) -> int:
     """The largest global batch ``estimate()`` runs in a single micro-batch on one GPU (0 if none)."""
     low, high = 0, 1
-    while high <= ceiling and _one_pass(row, high):
+    while high <= ceiling and _one_pass(workload, gpu, precision, high):
         low, high = high, high * 2
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if _one_pass(row, middle) else (low, middle)
+        low, high = (middle, high) if _one_pass(workload, gpu, precision, middle) else (low, middle)
     return low
+
+
+def _row_limit(row: Benchmark) -> int:
+    return largest_one_pass_batch(calibration.user_workload(row), row.gpu.id, row.precision)
+
+
+def _timm() -> dict[str, float]:
+    """timm's batches (each ran) over the one-pass limit: at most 1 is a model that lets them run."""
+    print("\ntimm's ResNet-50 batch (it ran) over the largest batch estimate() runs in one pass on one GPU")
+    ratios: list[float] = []
+    seen: set[tuple[str, str]] = set()
+    for row in calibration.load_timm_checks():
+        key = (row["gpu"], row["precision"])
+        if key in seen:
+            continue
+        seen.add(key)
+        batch = int(row["global_batch"])
+        limit = largest_one_pass_batch(get_workload(row["workload"]), *key)
+        ratios.append(batch / limit if limit else float("inf"))
+        print(f"{row['workload']:11s} {key[0]:16s} {key[1]:5s} {batch:6d} {limit:6d} {ratios[-1]:6.2f}")
+    return {"max": round(max(ratios), 2), "configs": len(ratios)}
 
 
 def main() -> None:
@@ -54,7 +77,7 @@ def main() -> None:
         if key in seen:
             continue
         seen.add(key)
-        limit = largest_one_pass_batch(row)
+        limit = _row_limit(row)
         ratio = row.plan.global_batch / limit if limit else float("inf")
         ratios.setdefault(row.family, []).append(ratio)
         print(f"{key[0]:11s} {key[1]:16s} {key[2]:5s} {row.plan.global_batch:6d} {limit:6d} {ratio:6.2f}")
@@ -73,7 +96,9 @@ def main() -> None:
             f"{family:8s} Lambda's batch / estimate's one-pass limit: median {figures['median']:.2f} "
             f"(range {figures['min']:.2f}-{figures['max']:.2f}, {figures['configs']} configurations)"
         )
-    print(json.dumps(summary))
+    timm = _timm()
+    print(f"timm's batch / estimate's one-pass limit: at most {timm['max']:.2f} ({timm['configs']} configurations)")
+    print(json.dumps({**summary, "timm": timm}))
 
 
 if __name__ == "__main__":

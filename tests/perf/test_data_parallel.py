@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.hardware import resolve_gpu
+from planner.perf import calibration
 from planner.perf.model import estimate, matmul_ceilings, matmul_derate, perf_params, power_bound
 
 
@@ -66,6 +67,20 @@ def test_one_gpu_keeps_no_headroom_for_collectives_it_does_not_run() -> None:
     assert alone.why_not_fits and "NCCL" not in alone.why_not_fits
     pair = estimate("llama-2-70b", "A100-80GB", 2)
     assert pair.why_not_fits and "NCCL" in pair.why_not_fits
+
+
+def test_published_resnet50_batches_that_ran_fit_in_one_pass() -> None:
+    # timm's benchmark trained 256 ResNet-50 images in FP32 (TF32 convolutions) and FP16 on one 24 GB RTX 3090 and 4090
+    # (data/timm_runs.csv), and Lambda 496 in TF32 on one 48 GB card. At 50 MB per image the model halved the first
+    # and the last.
+    for row in calibration.load_timm_checks():
+        result = estimate("resnet50", row["gpu"], 1, row["precision"], global_batch=int(row["global_batch"]))
+        assert result.parallelism["micro_batch"] == int(row["global_batch"]), (row["gpu"], row["precision"])
+    for gpu in ("RTX-6000-Ada", "RTX-A6000", "Quadro-RTX-8000"):
+        precision = "fp32" if gpu == "Quadro-RTX-8000" else "tf32"
+        assert estimate("resnet50", gpu, 1, precision, global_batch=496).parallelism["micro_batch"] == 496
+    # The memory still binds: 512 images in FP32 do not fit in one pass on 24 GB.
+    assert estimate("resnet50", "RTX-4090", 1, "tf32", global_batch=512).parallelism["micro_batch"] < 512
 
 
 def test_a_global_batch_that_must_change_is_said() -> None:
