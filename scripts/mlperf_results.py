@@ -8,7 +8,8 @@ H100 BERT run in the round of the B200 preview, and a B200 and an H200 of one su
 ``result_N.txt`` (MLLOG lines), takes the time from ``run_start`` to ``run_stop`` and the samples trained until
 convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the last evaluation; Llama-2-70B LoRA:
 ``samples_count`` at ``run_stop``), and writes MLPerf's score (the mean after dropping the fastest and slowest run)
-with the mean samples to converge.
+with the mean samples to converge. Evaluations run inside run_start..run_stop: it also writes how many each run made
+(``eval_accuracy`` events, mean over the runs) and how many samples each evaluates (``eval_samples``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ COLUMNS = (
     "runs",
     "time_to_train_minutes",
     "samples_to_converge",
+    "evaluations",
+    "eval_samples",
     "source",
     "source_date",
 )
@@ -78,11 +81,12 @@ def _events(text: str) -> list[dict[str, object]]:
     return [json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines() if ":::MLLOG " in line]
 
 
-def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float, dict[str, object]]:
-    """Minutes from run_start to run_stop, samples trained, and the logged constants of one run."""
+def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float, dict[str, object], int]:
+    """Minutes from run_start to run_stop, samples trained, the logged constants and the evaluations of one run."""
     keyed: dict[str, dict[str, object]] = {}
     last_eval = 0.0
     epochs = 0.0
+    evaluations = 0
     for event in events:
         key = str(event["key"])
         keyed.setdefault(key, event)
@@ -91,6 +95,7 @@ def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float,
         if key == "run_stop":
             keyed["run_stop"] = event
         if key == "eval_accuracy":
+            evaluations += 1
             last_eval = float(meta.get("samples_count") or meta.get("epoch_num") or last_eval)
         if key == "epoch_stop":
             epochs = max(epochs, float(meta.get("epoch_num", 0)))
@@ -104,9 +109,9 @@ def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float,
     else:
         samples = last_eval
     constants: dict[str, object] = {
-        k: keyed[k].get("value") for k in ("global_batch_size", "submission_platform") if k in keyed
+        k: keyed[k].get("value") for k in ("global_batch_size", "submission_platform", "eval_samples") if k in keyed
     }
-    return (stop - start) / 60000.0, samples, constants
+    return (stop - start) / 60000.0, samples, constants, evaluations
 
 
 def main() -> None:
@@ -141,6 +146,8 @@ def main() -> None:
                     "runs": len(runs),
                     "time_to_train_minutes": round(score, 3),
                     "samples_to_converge": round(statistics.fmean(r[1] for r in runs)),
+                    "evaluations": round(statistics.fmean(r[3] for r in runs), 1),
+                    "eval_samples": constants.get("eval_samples", ""),
                     "source": f"mlcommons/training_results_{round_}:{prefix} (result_*.txt, MLLOG run_start..run_stop)",
                     "source_date": date,
                 }

@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
@@ -93,6 +95,17 @@ def set_perf_params(params: dict[str, Any] | None) -> None:
         _OVERRIDE.append(params)
     _estimate.cache_clear()
     _min_gpus_to_fit.cache_clear()
+
+
+@contextmanager
+def perf_params_set_to(params: dict[str, Any]) -> Iterator[None]:
+    """``set_perf_params(params)`` for a block, then whatever was installed before (the file, or another set)."""
+    saved = list(_OVERRIDE)
+    set_perf_params(params)
+    try:
+        yield
+    finally:
+        set_perf_params(saved[0] if saved else None)
 
 
 @cache
@@ -488,6 +501,18 @@ def _sample_time(
         # activations fewer times: a share of the element-wise HBM traffic remains.
         mem_bytes *= fam.get("tuned_memory_relative", 1.0)
     return (matmul_time / tp + vector) / speedup, mem_bytes / bw / speedup, model_flops / tp
+
+
+def forward_share(wl: Workload) -> float:
+    """A forward pass's share of a training step's FLOPs on the same samples, without recomputation: what evaluating
+    a sample costs against training on it. Full training runs three passes (forward, input and weight gradients),
+    so 1/3; LoRA skips the frozen linear layers' weight gradients but not attention's backward (``_sample_time``)."""
+    if not wl.is_transformer:
+        return 1.0 / 3.0
+    linear = 2.0 * wl.params
+    attention = 4.0 * wl.layers * wl.hidden * wl.seq_len
+    linear_passes = 2.0 if wl.mode == "lora" else 3.0
+    return (linear + attention) / (linear * linear_passes + attention * 3.0)
 
 
 def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:

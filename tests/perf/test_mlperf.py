@@ -10,7 +10,7 @@ import pytest
 from planner._data import data_dir
 from planner.hardware import gpu_table
 from planner.perf import calibration
-from planner.perf.model import estimate, matmul_ceilings, perf_params
+from planner.perf.model import estimate, forward_share, matmul_ceilings, perf_params
 from planner.perf.workloads import Workload, get_workload
 
 
@@ -103,3 +103,30 @@ def test_the_feed_rate_is_solved_on_its_calibration_row_only() -> None:
         minutes, _layout = calibration.mlperf_minutes(rows[key])
         assert minutes is not None
         assert minutes == pytest.approx(float(rows[key]["time_to_train_minutes"]), rel=0.1)
+
+
+def test_mlperf_time_counts_the_evaluations_between_run_start_and_run_stop() -> None:
+    # MLPerf's clock runs through the evaluations: Llama-2-70B LoRA's five passes over 173 sequences are 11% of the
+    # measured time in every log, and one evaluated sequence there took 0.45 of a trained one (NVIDIA v4.1 H100:
+    # 36 s per pass against 0.46 s per trained sequence), the forward pass's share of a LoRA step.
+    rows = {calibration.mlperf_key(row): row for row in calibration.load_mlperf()}
+    assert all(float(row["evaluations"]) > 0 and int(row["eval_samples"]) > 0 for row in rows.values())
+    lora = get_workload("llama-2-70b", mode="lora", seq_len=8192)
+    assert 0.4 < forward_share(lora) < 0.5
+    assert forward_share(get_workload("resnet50")) == pytest.approx(1 / 3)
+    for key, low, high in (
+        (("v4.1", "llama2_70b_lora", "H100-SXM", "NVIDIA"), 0.08, 0.14),
+        (("v4.0", "resnet", "H100-SXM", "NVIDIA"), 0.002, 0.01),
+    ):
+        result = calibration.mlperf_estimate(rows[key])
+        total, _layout = calibration.mlperf_minutes_of(result, rows[key])
+        assert total is not None and result.time_to_solution_hours is not None
+        share = calibration.mlperf_eval_minutes(result, rows[key]) / total
+        assert low < share < high, (key, share)
+        assert total == pytest.approx(result.time_to_solution_hours * 60 * (1 + share / (1 - share)))
+    # NVIDIA's BERT caches its evaluation set on the GPUs: a B200 evaluates at its own pace, not its input feed's.
+    bert = rows[("v5.0", "bert", "B200", "NVIDIA")]
+    result = calibration.mlperf_estimate(bert)
+    assert result.throughput is not None
+    at_feed = float(bert["evaluations"]) * float(bert["eval_samples"]) / 3 / result.throughput / 60
+    assert calibration.mlperf_eval_minutes(result, bert) < 0.95 * at_feed
