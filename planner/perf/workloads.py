@@ -239,8 +239,8 @@ WORKLOADS: dict[str, Workload] = {
         # Activations kept for backward at half precision: about 45 MB per image, twice that in FP32/TF32. Batches
         # that ran bound it from above: timm's benchmark trains 256 images in FP32 on the 24 GB RTX 3090 and 4090
         # (data/timm_runs.csv), at most 46 MB at half precision after estimate()'s reserve; Lambda's 496 in TF32 on
-        # 48 GB cards, at most 49. The same posts' 11 GB cards, whose batch is lowered by 32 until it fits, ran 192
-        # in FP16 and 96 in FP32 but not 224 and 128: at least 44.5 MB.
+        # 48 GB cards, at most 49. The 2022 post's 11 GB cards ran 192 in FP16 and 96 in FP32; if, as the 2025 post
+        # says of its method, the batch was lowered by 32 until it fit, 224 in FP16 did not: at least 44.5 MB.
         activation_bytes_per_sample=45e6,
         description="ResNet-50 v1.5 on ImageNet-1k, 224x224, 90 epochs",
     ),
