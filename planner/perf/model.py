@@ -462,8 +462,7 @@ def _sample_time(
     fam = params["transformer"]
     seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
     tokens = micro_batch * seq / cp
-    linear = 2.0 * wl.params * tokens
-    attention = 4.0 * layers * hidden * seq * tokens
+    linear, attention = _forward_flops(wl, tokens)
     # Backward is two matmul passes (input and weight gradients). LoRA skips the weight gradients of the frozen
     # linear layers, but attention has no weights: its backward still computes the gradients of Q, K and V (two
     # passes). Recomputation repeats the forward pass.
@@ -503,14 +502,18 @@ def _sample_time(
     return (matmul_time / tp + vector) / speedup, mem_bytes / bw / speedup, model_flops / tp
 
 
+def _forward_flops(wl: Workload, tokens: float) -> tuple[float, float]:
+    """A transformer's forward FLOPs on ``tokens`` tokens: (linear layers, attention scores and values)."""
+    return 2.0 * wl.params * tokens, 4.0 * wl.layers * wl.hidden * wl.seq_len * tokens
+
+
 def forward_share(wl: Workload) -> float:
     """A forward pass's share of a training step's FLOPs on the same samples, without recomputation: what evaluating
     a sample costs against training on it. Full training runs three passes (forward, input and weight gradients),
     so 1/3; LoRA skips the frozen linear layers' weight gradients but not attention's backward (``_sample_time``)."""
     if not wl.is_transformer:
         return 1.0 / 3.0
-    linear = 2.0 * wl.params
-    attention = 4.0 * wl.layers * wl.hidden * wl.seq_len
+    linear, attention = _forward_flops(wl, 1.0)
     linear_passes = 2.0 if wl.mode == "lora" else 3.0
     return (linear + attention) / (linear * linear_passes + attention * 3.0)
 
