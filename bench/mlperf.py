@@ -9,15 +9,15 @@ the B200 preview) and on 8 B200s and 8 H200s (v5.0, which has no 8-GPU H100 run)
 scripts/mlperf_results.py from the mlcommons training_results repositories, Apache-2.0: MLPerf's score (run_start to
 run_stop, mean without the fastest and the slowest run) and the samples each run trained until it converged. Through
 ``planner.estimate`` with what a user types (the workload, GPU, 8 GPUs, precision, sequence length, the submission's
-global batch, the stack), the time to train those samples plus the run's evaluations is compared with the score, and
+global batch, the stack, the run's evaluations), the time to train those samples is compared with the score, and
 the H200/H100 and B200/H100
 ratios with the measured ones (against the same submitter's H100 where it ran one, else NVIDIA's, else the round's
 other H100 run; a round without an H100 run takes its H200 as the reference).
 
-MLPerf's clock runs the evaluations inside the timed region: as many as the row's logs show (``evaluations``, over
-``eval_samples`` each), each sample a forward pass (``calibration.mlperf_eval_minutes``): 11% of the measured time
-for Llama-2-70B LoRA, 5-8% for BERT, 0.4% for ResNet-50. Any other start-up after run_start is not modelled. Targets:
-within 20% (tuned stack), ratios within 10%.
+MLPerf's clock runs the evaluations inside the timed region: ``estimate()`` is told as many as the row's logs show
+(``evaluations``, over ``eval_samples`` each; each sample a forward pass): 11% of the measured time for Llama-2-70B
+LoRA, 5-8% for BERT, 0.4% for ResNet-50. Any other start-up after run_start is not modelled. Targets: within 20%
+(tuned stack), ratios within 10%.
 Each row also shows the low/high band ``estimate()`` gives the user, in minutes, and the summary counts the runs that
 fell inside it (a band marked * is an extrapolation: that GPU has no calibration measurements of that kind of model).
 None of these runs is in the benchmark rows the model is fitted on; NVIDIA's two v4.0 ResNet-50 rows set the two
@@ -75,7 +75,7 @@ def main() -> None:
     inside: list[bool] = []
     for row in rows:
         result = calibration.mlperf_estimate(row, args.stack)
-        minutes, layout = calibration.mlperf_minutes_of(result, row, args.stack)
+        minutes, layout = calibration.mlperf_minutes_of(result)
         real = float(row["time_to_train_minutes"])
         key = calibration.mlperf_key(row)
         measured[key] = real

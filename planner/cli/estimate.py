@@ -10,6 +10,8 @@ import typer
 from planner.cli.workload_opts import (
     BatchPerGpuOpt,
     EfficiencyOpt,
+    EvalSamplesOpt,
+    EvaluationsOpt,
     GlobalBatchOpt,
     HeadsOpt,
     HiddenOpt,
@@ -98,6 +100,8 @@ def estimate(
     recompute: RecomputeOpt = None,
     batch_per_gpu: BatchPerGpuOpt = None,
     global_batch: GlobalBatchOpt = None,
+    evaluations: EvaluationsOpt = None,
+    eval_samples: EvalSamplesOpt = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", help="GPUs per node (default 8).")] = None,
     interconnect: Annotated[
         str | None, typer.Option("--interconnect", help="GPU link inside a node: nvswitch, nvlink or pcie.")

@@ -45,6 +45,16 @@ StackOpt = Annotated[
 RecomputeOpt = Annotated[str | None, typer.Option("--recompute", help=RECOMPUTE_HELP)]
 BatchPerGpuOpt = Annotated[int | None, typer.Option("--batch-per-gpu", help="Micro-batch per GPU (samples).")]
 GlobalBatchOpt = Annotated[int | None, typer.Option("--global-batch", help="Global batch (samples per step).")]
+EvaluationsOpt = Annotated[
+    float | None,
+    typer.Option("--evaluations", help="Evaluation passes over the run (with --eval-samples); 0 by default."),
+]
+EvalSamplesOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eval-samples", help="Samples (images or sequences) each evaluation pass runs: a forward pass each."
+    ),
+]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
 MeasuredOpt = Annotated[
     float | None,

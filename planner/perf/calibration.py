@@ -934,46 +934,31 @@ def load_mlperf(path: Path | None = None) -> list[dict[str, str]]:
 
 def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | None, str]:
     """Minutes ``estimate()`` predicts from run_start to run_stop, from what a user types (workload, GPU, 8 GPUs,
-    precision, sequence length, the submission's global batch, the stack): training the row's samples to convergence
-    plus the row's evaluations (``mlperf_eval_minutes``), and the layout it chose."""
-    return mlperf_minutes_of(mlperf_estimate(row, stack), row, stack)
+    precision, sequence length, the submission's global batch, the stack, and the evaluations the row's logs show),
+    and the layout it chose."""
+    return mlperf_minutes_of(mlperf_estimate(row, stack))
 
 
-def mlperf_minutes_of(result: model.Estimate, row: dict[str, str], stack: str = "tuned") -> tuple[float | None, str]:
-    """The minutes (training and evaluations) and the layout of an ``mlperf_estimate`` answer (None and "does not
-    fit" where it does not)."""
+def mlperf_minutes_of(result: model.Estimate) -> tuple[float | None, str]:
+    """The minutes and the layout of an ``mlperf_estimate`` answer (None and "does not fit" where it does not)."""
     layout = "tp{tensor} pp{pipeline} dp{data} mb{micro_batch}".format(**result.parallelism)
-    if result.time_to_solution_hours is None or not result.throughput:
+    if result.time_to_solution_hours is None:
         return None, "does not fit"
-    return result.time_to_solution_hours * 60.0 + mlperf_eval_minutes(result, row, stack), layout
-
-
-def mlperf_eval_minutes(result: model.Estimate, row: dict[str, str], stack: str = "tuned") -> float:
-    """Minutes of the row's evaluations: MLPerf's time-to-train runs them between run_start and run_stop (the logs: 9
-    ImageNet passes of 50,000 images, about 16 BERT passes of 10,000 sequences, about 5 LoRA passes of 173 sequences;
-    0.4%, 5-8% and 11% of the measured time). An evaluation sample costs a forward pass, ``model.forward_share`` of a
-    training sample at ``result``'s throughput. NVIDIA's BERT recipe caches its evaluation set on the GPUs
-    (``--cache_eval_data`` in its run_and_time.sh), so its evaluations are not paced by the training input feed;
-    ResNet-50's decode their images through the same DALI pipeline as training."""
-    if not result.throughput:
-        return 0.0
-    workload = _mlperf_workload(row, stack)
-    throughput = result.throughput
-    if row["benchmark"] == "bert":
-        params = copy.deepcopy(model.perf_params())
-        params["transformer"]["tuned_input_s_per_token"] = 0.0
-        with model.perf_params_set_to(params):
-            throughput = mlperf_estimate(row, stack).throughput or throughput
-    samples = float(row["evaluations"]) * float(row["eval_samples"])
-    units = samples * workload.seq_len if workload.work_unit == "tokens" else samples
-    return units * model.forward_share(workload) / throughput / 60.0
+    return result.time_to_solution_hours * 60.0, layout
 
 
 def _mlperf_workload(row: dict[str, str], stack: str) -> Workload:
-    """The workload a user would type for an MLPerf row, its work the row's samples to convergence."""
+    """The workload a user would type for an MLPerf row: its work the row's samples to convergence, and the
+    evaluations MLPerf's clock runs between run_start and run_stop (passes and samples each, from the row's logs:
+    0.4% of ResNet-50's measured time, 5-8% of BERT's, 11% of Llama-2-70B LoRA's)."""
     preset, _precision, mode = MLPERF_BENCHMARKS[row["benchmark"]]
     samples = float(row["samples_to_converge"])
-    options: dict[str, Any] = {"stack": stack, "global_batch": int(row["global_batch"])}
+    options: dict[str, Any] = {
+        "stack": stack,
+        "global_batch": int(row["global_batch"]),
+        "evaluations": float(row["evaluations"]),
+        "eval_samples": float(row["eval_samples"]),
+    }
     if row["seq_len"] and preset != "resnet50":
         options["seq_len"] = int(row["seq_len"])
     if row["benchmark"] == "bert":

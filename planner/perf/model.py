@@ -12,8 +12,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
@@ -95,17 +93,6 @@ def set_perf_params(params: dict[str, Any] | None) -> None:
         _OVERRIDE.append(params)
     _estimate.cache_clear()
     _min_gpus_to_fit.cache_clear()
-
-
-@contextmanager
-def perf_params_set_to(params: dict[str, Any]) -> Iterator[None]:
-    """``set_perf_params(params)`` for a block, then whatever was installed before (the file, or another set)."""
-    saved = list(_OVERRIDE)
-    set_perf_params(params)
-    try:
-        yield
-    finally:
-        set_perf_params(saved[0] if saved else None)
 
 
 @cache
@@ -583,6 +570,8 @@ class _Timing:
     samples_per_step: int
     # The host (eager launches) or the tuned recipe's input feed, not the GPU, sets the pace.
     host_bound: bool = False
+    # The same step's compute without a feed that paces training only: what an evaluation pass scales from.
+    eval_compute_s: float = 0.0
 
 
 def _step_time(
@@ -602,6 +591,7 @@ def _step_time(
     per_micro = t_comp + t_mem
     tp_comm = 0.0
     host = 0.0
+    feed = 0.0
     if not wl.is_transformer and wl.stack == "tuned":
         # The input pipeline (DALI JPEG decode, augmentation) and the launches feed each GPU at a rate that does not
         # grow with the GPU: fast GPUs wait for it (MLPerf ResNet-50: H200 only 1.1x H100, not the 1.4x of its HBM
@@ -623,7 +613,7 @@ def _step_time(
             # limit) trains 1,360-1,480 sequences/s per GPU, 1.4-1.5x a Hopper where the tensor cores promise 2.2x.
             # Its cause is not published. Like the CNN's input floor, it runs beside the GPU: the slower sets the pace.
             tokens_here = plan.micro_batch * wl.seq_len / plan.cp
-            host = max(host, tokens_here * perf_params()["transformer"].get("tuned_input_s_per_token", 0.0))
+            feed = tokens_here * perf_params()["transformer"].get("tuned_input_s_per_token", 0.0)
         if plan.tp > 1:
             # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
             link = _link_gbs(spec, interconnect, plan.tp) * 1e9
@@ -633,12 +623,13 @@ def _step_time(
             if wl.stack == "tuned":
                 # Transformer Engine overlaps tensor-parallel collectives with the GEMMs that produce and use them.
                 tp_comm *= perf_params()["transformer"].get("tuned_tp_exposed", 1.0)
-    host_bound = host > per_micro + tp_comm
-    per_micro = max(per_micro + tp_comm, host)
-    compute = micro_steps * per_micro
-    if plan.pp > 1:
-        # 1F1B pipeline bubble: pp - 1 micro-batch slots, shortened by interleaving (vp virtual stages per rank).
-        compute *= (micro_steps + (plan.pp - 1) / plan.vp) / micro_steps
+    host_bound = max(host, feed) > per_micro + tp_comm
+    # NVIDIA's BERT recipe caches its evaluation set on the GPUs (--cache_eval_data): its feed paces training only.
+    unfed = max(per_micro + tp_comm, host)
+    per_micro = max(unfed, feed)
+    # 1F1B pipeline bubble: pp - 1 micro-batch slots, shortened by interleaving (vp virtual stages per rank).
+    bubble = (micro_steps + (plan.pp - 1) / plan.vp) / micro_steps if plan.pp > 1 else 1.0
+    compute = micro_steps * per_micro * bubble
     dp_comm = 0.0
     group = plan.gradient_group
     if group > 1:
@@ -669,7 +660,8 @@ def _step_time(
         # Stragglers and synchronisation: throughput per GPU falls a little with every doubling of nodes.
         step *= 1.0 + comm["loss_per_node_doubling"] * math.log2(nodes)
     samples = micro_steps * plan.dp * plan.micro_batch
-    return _Timing(step, compute, step - compute, flops * micro_steps * plan.tp * plan.pp * group, samples, host_bound)
+    flops_per_step = flops * micro_steps * plan.tp * plan.pp * group
+    return _Timing(step, compute, step - compute, flops_per_step, samples, host_bound, micro_steps * unfed * bubble)
 
 
 def throughput_with_plan(
@@ -1102,6 +1094,19 @@ def _estimate(
         )
     work = wl.total_work()
     hours = work / units_per_s / 3600.0
+    eval_work = wl.eval_work()
+    if eval_work:
+        # An evaluation sample is a forward pass, at the training step's pace without its gradient all-reduce (and
+        # without an input feed that paces training only).
+        share = forward_share(wl)
+        eval_units_per_s = units_per_s * timing.step_s / (timing.eval_compute_s or timing.step_s)
+        eval_hours = eval_work * share / eval_units_per_s / 3600.0
+        hours += eval_hours
+        if choice.fits:
+            notes.append(
+                f"evaluation: {wl.evaluations:g} passes of {wl.eval_samples:g} samples, each sample a forward pass "
+                f"({share:.2f} of a trained one): {eval_hours:.3g} h of the time to solution"
+            )
     # Node energy at the wall, the one definition ranking uses too (planner.energy): GPUs x TDP x the node factor
     # measured on MLPerf Training nodes, which already counts CPUs, memory, network and fans at training load.
     factor = node_factor().expected

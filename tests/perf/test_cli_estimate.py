@@ -143,6 +143,8 @@ def test_recompute_setting_flows_through_and_costs_a_forward_pass() -> None:
         (["-w", "mpt-7b", "-g", "H100", "--mode", "rlhf"], "--mode"),
         (["-w", "mpt-7b", "-g", "H100", "--stack", "fastest"], "--stack"),
         (["-w", "mpt-7b", "-g", "H100", "--recompute", "sometimes"], "--recompute"),
+        (["-w", "resnet50", "-g", "H100", "--evaluations", "30"], "--eval-samples must be given with --evaluations"),
+        (["-w", "resnet50", "-g", "H100", "--evaluations", "-1", "--eval-samples", "5"], "--evaluations"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli: CliRun, args: list[str], needle: str) -> None:
@@ -194,3 +196,14 @@ def test_table_says_when_the_gpu_has_no_calibration_data() -> None:
     code, output = run("-w", "bert-large", "-g", "L4")
     assert code == 0, output
     assert "not calibrated" in output
+
+
+def test_an_evaluation_schedule_lengthens_the_time_to_solution(cli: CliRun) -> None:
+    base = ["-w", "resnet50", "-g", "H100-SXM", "--gpus", "8", "--format", "json"]
+    _code, plain, _err = cli("estimate", *base)
+    code, evaluated, err = cli("estimate", *base, "--evaluations", "30", "--eval-samples", "50000")
+    assert code == 0, err
+    before, after = json.loads(plain), json.loads(evaluated)
+    assert after["throughput"] == before["throughput"]
+    assert after["time_to_solution_hours"] > before["time_to_solution_hours"]
+    assert any(line.startswith("evaluation: 30 passes") for line in after["assumptions"])

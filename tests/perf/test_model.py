@@ -372,3 +372,21 @@ def test_an_estimate_says_when_the_host_not_the_gpu_sets_the_pace() -> None:
     # NVIDIA's tuned ResNet-50 recipe on a B200 waits for its input pipeline (MLPerf: an H200 is only 1.1x an H100).
     tuned = estimate(get_workload("resnet50", stack="tuned"), "B200", 8, "fp16")
     assert any("paced by the input pipeline" in line for line in tuned.assumptions)
+
+
+def test_evaluations_add_forward_passes_to_the_time_to_solution() -> None:
+    plain = estimate("resnet50", "H100-SXM", 8, "bf16")
+    evaluated = estimate(get_workload("resnet50", evaluations=30, eval_samples=50_000), "H100-SXM", 8, "bf16")
+    assert plain.time_to_solution_hours and evaluated.time_to_solution_hours and plain.energy_kwh
+    assert evaluated.throughput == plain.throughput  # the training rate is the training rate
+    extra = evaluated.time_to_solution_hours - plain.time_to_solution_hours
+    # 1.5M evaluated images, each a third of a trained one, against 115M trained: a little less where training waits
+    # on its gradient all-reduce and evaluation does not.
+    expected = plain.time_to_solution_hours * 30 * 50_000 / plain.work / 3
+    assert 0.8 * expected < extra <= expected * 1.0001
+    assert evaluated.energy_kwh and evaluated.energy_kwh > plain.energy_kwh
+    assert any(line.startswith("evaluation: 30 passes of 50000 samples") for line in evaluated.assumptions)
+    # Half a schedule is refused, naming the half that is missing.
+    with pytest.raises(InputError, match="must be given with eval_samples") as error:
+        get_workload("resnet50", eval_samples=1000)
+    assert error.value.field == "evaluations"
