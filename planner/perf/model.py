@@ -569,9 +569,9 @@ class _Timing:
     model_flops_per_step: float
     samples_per_step: int
     # The host (eager launches) or the tuned recipe's input feed, not the GPU, sets the pace.
-    host_bound: bool = False
+    host_bound: bool
     # The same step's compute without a feed that paces training only: what an evaluation pass scales from.
-    eval_compute_s: float = 0.0
+    eval_compute_s: float
 
 
 def _step_time(
@@ -1099,14 +1099,11 @@ def _estimate(
         # An evaluation sample is a forward pass, at the training step's pace without its gradient all-reduce (and
         # without an input feed that paces training only).
         share = forward_share(wl)
-        eval_units_per_s = units_per_s * timing.step_s / (timing.eval_compute_s or timing.step_s)
+        eval_units_per_s = units_per_s * timing.step_s / timing.eval_compute_s
         eval_hours = eval_work * share / eval_units_per_s / 3600.0
         hours += eval_hours
         if choice.fits:
-            notes.append(
-                f"evaluation: {wl.evaluations:g} passes of {wl.eval_samples:g} samples, each sample a forward pass "
-                f"({share:.2f} of a trained one): {eval_hours:.3g} h of the time to solution"
-            )
+            notes.append(f"{wl.eval_text()}: {eval_hours:.3g} h (a forward pass is {share:.2f} of a trained sample)")
     # Node energy at the wall, the one definition ranking uses too (planner.energy): GPUs x TDP x the node factor
     # measured on MLPerf Training nodes, which already counts CPUs, memory, network and fans at training load.
     factor = node_factor().expected

@@ -213,7 +213,7 @@ class Workload:
             return ""
         return (
             f"evaluation: {self.evaluations:g} passes of {self.eval_samples:g} samples over the run, each sample a "
-            "forward pass on the training GPUs, counted in the training time"
+            "forward pass on the training GPUs, in the time to solution"
         )
 
     def default_work_text(self) -> str:
