@@ -280,7 +280,7 @@ def assumptions_for(workload: Workload, request: RankRequest) -> list[str]:
     lines = [
         f"workload {workload.name}: {workload.default_work_text()}, {request.precision}",
         workload.software_text,
-        *filter(None, [workload.eval_text()]),
+        *filter(None, [workload.batch_text(), workload.eval_text()]),
         "time to solution = performance-model training time + start-up overhead + expected spot checkpoints, "
         "rework, restarts and waits for capacity",
         f"start-up overhead {request.startup_overhead_hours:g} h per run (boot, image pull, data staging), billed",

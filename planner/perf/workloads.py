@@ -207,6 +207,18 @@ class Workload:
         """The evaluation passes' samples in ``work_unit`` (0 without evaluations)."""
         return self.evaluations * self.eval_samples / self.samples_per_unit
 
+    def batch_text(self) -> str:
+        """The batch the user gave, in words, for a ranking's assumptions ("" when the layout search chooses it)."""
+        parts = []
+        if self.global_batch:
+            parts.append(
+                f"global batch {self.global_batch} samples per step, as given (where an offering's data-parallel "
+                "GPUs do not divide it: a whole number per GPU, at least one)"
+            )
+        if self.batch_per_gpu:
+            parts.append(f"micro-batch {self.batch_per_gpu} samples per GPU, as given (smaller where memory needs it)")
+        return "batch: " + "; ".join(parts) if parts else ""
+
     def eval_text(self) -> str:
         """The evaluation schedule in words, for the assumptions list ("" without evaluations)."""
         if not self.evaluations:

@@ -7,7 +7,11 @@ import streamlit as st
 from planner import api
 from planner.errors import PlannerError
 from planner.hardware import PRECISIONS, gpu_table
-from planner.perf.workloads import RECOMPUTE, RECOMPUTE_HELP, STACK_HELP, STACKS, WORKLOADS, get_workload
+from planner.perf.workloads import MODES, RECOMPUTE, RECOMPUTE_HELP, STACK_HELP, STACKS, WORKLOADS, get_workload
+from planner.ui.messages import error_text
+from planner.ui.workload_inputs import schedule_fields, schedule_inputs
+
+KEY = "estimate."  # session-state prefix of the page's widgets
 
 
 def render_estimate_page() -> None:
@@ -18,23 +22,43 @@ def render_estimate_page() -> None:
     name = left.selectbox("Workload", names, index=names.index("llama-3-8b") if "llama-3-8b" in names else 0)
     gpu = middle.selectbox("GPU", list(gpu_table()), index=list(gpu_table()).index("H100-SXM"))
     gpus = right.number_input("GPUs", min_value=1, max_value=4096, value=8)
+    preset = WORKLOADS[name]
+    mode, recompute, seq_len = preset.mode, "auto", 0
+    if preset.is_transformer:
+        mode = left.radio("Training", MODES, horizontal=True, index=MODES.index(preset.mode), key=f"{KEY}mode-{name}")
     precision = left.selectbox("Precision", PRECISIONS, index=PRECISIONS.index("bf16"))
+    # The default amount of work follows the mode (a LoRA run's budget is not a pre-training's).
+    default_work = float(get_workload(name, mode=mode).total_work())
     work = middle.number_input(
-        f"Amount of work ({WORKLOADS[name].work_unit})",
+        f"Amount of work ({preset.work_unit})",
         min_value=1.0,
-        value=float(WORKLOADS[name].total_work()),
+        value=default_work,
         format="%.3e",
-        key=f"estimate-work-{name}",
+        key=f"{KEY}work-{name}-{mode}",
     )
     stack = right.selectbox("Software", STACKS, help=STACK_HELP)
-    recompute = "auto"
-    if WORKLOADS[name].is_transformer:
-        recompute = left.radio("Activation checkpointing", RECOMPUTE, horizontal=True, help=RECOMPUTE_HELP)
+    if preset.is_transformer:
+        recompute = middle.radio("Activation checkpointing", RECOMPUTE, horizontal=True, help=RECOMPUTE_HELP)
+    with st.expander("Batch, sequence length and evaluations (0 = the preset's, no evaluations)"):
+        columns = st.columns(4)
+        schedule_inputs(columns[1:], KEY)
+        if preset.is_transformer:
+            seq_len = columns[0].number_input(
+                "Sequence length (0 = preset's)", min_value=0, step=512, key=f"{KEY}seq_len-{name}"
+            )
     try:
-        workload = get_workload(name, work=work, stack=stack, recompute=recompute)
+        workload = get_workload(
+            name,
+            work=work,
+            mode=mode,
+            stack=stack,
+            recompute=recompute,
+            seq_len=int(seq_len) or None,
+            **schedule_fields(KEY),
+        )
         result = api.estimate(workload, gpu, int(gpus), precision)
     except PlannerError as exc:
-        st.error(str(exc))
+        st.error(error_text(exc))
         return
     cols = st.columns(4)
     if result.throughput is None:

@@ -20,6 +20,7 @@ from planner.cost.result import SPOT_FLOOR_NOTE
 from planner.errors import PlannerError
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
 from planner.ui.cache import cached_catalog, cached_rank, cached_status, catalog_key
+from planner.ui.messages import error_text
 from planner.ui.plan_state import (
     DEFAULT,
     MAX_NODES,
@@ -29,6 +30,7 @@ from planner.ui.plan_state import (
     from_query,
     to_query,
 )
+from planner.ui.workload_inputs import schedule_inputs
 
 KEY = "plan."  # session-state prefix of the form's widgets
 URL_SEEN = "plan.url"  # the query string the widgets were last loaded from or written to
@@ -151,6 +153,8 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
             cols[2].number_input("Hidden size", min_value=0, step=128, key=KEY + "hidden")
             cols[3].number_input("Attention heads", min_value=0, step=1, key=KEY + "heads")
             cols[4].number_input("Sequence length", min_value=0, step=512, key=KEY + "seq_len")
+        with st.expander("Batch and evaluations (0 = the preset's batch, no evaluations)"):
+            schedule_inputs(st.columns(3), KEY)
         st.form_submit_button("Rank offerings", type="primary")
 
 
@@ -276,7 +280,7 @@ def render_plan_page() -> None:
     try:
         result = cached_rank(form, catalog_key(catalog), catalog)
     except PlannerError as exc:
-        st.error(str(exc))
+        st.error(error_text(exc))
         return
     # Warnings (stale prices, a cloud left out for want of a capacity figure) go in one box; other notes as captions.
     warnings = [m.removeprefix(report.WARNING_PREFIX) for m in result.notes if m.startswith(report.WARNING_PREFIX)]

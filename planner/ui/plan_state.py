@@ -37,6 +37,9 @@ class PlanForm:
     hidden: int = 0
     heads: int = 0
     seq_len: int = 0
+    global_batch: int = 0  # samples per optimizer step; 0: the preset's
+    evaluations: int = 0  # evaluation passes over the run; 0: none
+    eval_samples: int = 0  # samples each evaluation pass runs forward
     deadline_hours: float = 0.0
     budget_usd: float = 0.0
     pricing: str = "both"
@@ -61,6 +64,9 @@ URL_KEYS: dict[str, str] = {
     "hidden": "hidden",
     "heads": "heads",
     "seq_len": "seq",
+    "global_batch": "batch",
+    "evaluations": "evals",
+    "eval_samples": "eval_samples",
     "deadline_hours": "deadline_h",
     "budget_usd": "budget_usd",
     "pricing": "pricing",
@@ -169,6 +175,9 @@ def build_workload(form: PlanForm) -> Workload:
         hidden=form.hidden or None,
         heads=form.heads or None,
         seq_len=form.seq_len or None,
+        global_batch=form.global_batch or None,
+        evaluations=form.evaluations or None,
+        eval_samples=form.eval_samples or None,
     )
 
 

@@ -54,3 +54,18 @@ def test_model_reasons_reach_the_exclusions() -> None:
     big = rank("llama-3-70b", catalog=_regions_and_zones(), tokens=1e9, gpu="V100")
     assert big.empty
     assert big.message is not None and big.message.startswith("no offering can run this job: needs ")
+
+
+def test_a_given_batch_is_stated_in_the_ranking_and_changes_its_times() -> None:
+    catalog = _regions_and_zones()
+    chosen = rank("resnet50", catalog=catalog, precision="fp16", region="us-east-1", pricing="on-demand")
+    given = rank(
+        "resnet50", catalog=catalog, precision="fp16", region="us-east-1", pricing="on-demand", global_batch=64
+    )
+    assert not any(line.startswith("batch:") for line in chosen.assumptions)
+    assert "batch: global batch 64 samples per step, as given" in "\n".join(given.assumptions)
+    # 64 images over 8 GPUs is 8 per GPU: a smaller batch than the search would choose, so a slower run.
+    hours = {
+        name: r.table.set_index("instance_type")["time_to_solution_hours"] for name, r in (("c", chosen), ("g", given))
+    }
+    assert hours["g"]["p5.48xlarge"] > hours["c"]["p5.48xlarge"]

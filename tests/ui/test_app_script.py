@@ -153,7 +153,8 @@ def test_activation_checkpointing_and_the_tuned_cnn_stack_reach_the_ranking(fixt
     # The tuned stack is not switched off for a CNN: the app answers what the CLI and library answer.
     app.selectbox(key="plan.workload").set_value("resnet50")
     app.button[0].click().run()
-    assert "applies to transformer workloads only" in app.error[0].value  # a CNN keeps its activations
+    # A CNN keeps its activations; the line names the input, not the library's argument.
+    assert app.error[0].value.startswith("'Activation checkpointing' on applies to transformer workloads only")
     app.radio(key="plan.recompute").set_value("auto")
     app.number_input(key="plan.work").set_value(0.0)
     app.selectbox(key="plan.stack").set_value("tuned")
@@ -161,6 +162,36 @@ def test_activation_checkpointing_and_the_tuned_cnn_stack_reach_the_ranking(fixt
     assert not app.exception, app.exception
     assert not any("uses the typical stack" in i.value for i in app.info)
     assert any("NVIDIA-tuned CNN recipe" in m.value for m in app.markdown)
+
+
+def test_the_batch_and_the_evaluation_schedule_reach_the_ranking_and_the_link(fixture_catalog: Path) -> None:
+    app = _app()
+    app.query_params.update({"w": "resnet50", "prec": "fp16", "batch": "1024"})  # type: ignore[attr-defined]
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    assert app.number_input(key="plan.global_batch").value == 1024
+    lines = [_unescaped(m.value) for m in app.markdown]
+    assert any("global batch 1024" in line for line in lines), lines
+
+    def fastest_hours() -> float:
+        table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
+        return float(table["time_to_solution_hours"].min())
+
+    before = fastest_hours()
+    # An evaluation schedule lengthens the run and says so; the link carries it.
+    app.number_input(key="plan.evaluations").set_value(90)
+    app.number_input(key="plan.eval_samples").set_value(50_000)
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    assert app.query_params["evals"] == "90" and app.query_params["eval_samples"] == "50000"
+    assert any("evaluation: 90 passes of 50000 samples" in _unescaped(m.value) for m in app.markdown)
+    assert fastest_hours() > before
+    # Half a schedule is one line that names the missing field, not a ranking.
+    app.number_input(key="plan.eval_samples").set_value(0)
+    app.button[0].click().run()
+    assert not app.exception and app.error[0].value.startswith(
+        "'Samples per evaluation' must be given with 'Evaluation passes'"
+    )
 
 
 def test_a_bad_link_value_is_ignored_with_a_warning(fixture_catalog: Path) -> None:
@@ -224,6 +255,29 @@ def test_estimate_page(fixture_catalog: Path) -> None:
     assert not app.exception
     assert float(app.metric[0].value.replace(",", "")) > typical
     assert any("NVIDIA-tuned" in m.value for m in app.markdown)
+
+
+def test_estimate_page_takes_the_mode_the_batch_and_the_evaluations(fixture_catalog: Path) -> None:
+    app = _app()
+    app.switch_page("planner/ui/pages/estimate.py")  # type: ignore[attr-defined]
+    app = app.run()  # type: ignore[attr-defined]
+    hours = float(app.metric[1].value.split()[0].replace(",", ""))
+    # LoRA's default budget is not pre-training's: the amount of work follows the mode.
+    pretrain_work = next(n for n in app.number_input if n.label.startswith("Amount of work")).value
+    next(r for r in app.radio if r.label == "Training").set_value("lora").run()
+    assert not app.exception, app.exception
+    assert next(n for n in app.number_input if n.label.startswith("Amount of work")).value < pretrain_work
+    assert any("lora" in m.value for m in app.markdown)
+    next(r for r in app.radio if r.label == "Training").set_value("pretrain").run()
+    app.number_input(key="estimate.global_batch").set_value(512).run()
+    app.number_input(key="estimate.evaluations").set_value(20).run()
+    app.number_input(key="estimate.eval_samples").set_value(10_000).run()
+    assert not app.exception, app.exception
+    assert any("global batch 512" in m.value for m in app.markdown)
+    assert any("evaluation: 20 passes of 10000 samples" in m.value for m in app.markdown)
+    assert float(app.metric[1].value.split()[0].replace(",", "")) > hours * 0.5  # a time, not "does not fit"
+    app.number_input(key="estimate.evaluations").set_value(0).run()
+    assert app.error[0].value.startswith("'Evaluation passes' must be given with 'Samples per evaluation'")
 
 
 def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: Path) -> None:

@@ -132,6 +132,15 @@ def test_plan_page_answers_on_load_keeps_the_form_in_the_url_and_draws_the_chart
             page.wait_for_url(lambda url: "pricing=" not in url, timeout=30_000)
             page.get_by_text(re.compile(r"Best option \(cost\):.*spot")).wait_for(timeout=30_000)
             expect(page.get_by_role("radio", name="both")).to_be_checked(timeout=10_000)
+
+            # An evaluation schedule typed into the form reaches the URL and the ranking's assumptions.
+            page.get_by_text("Batch and evaluations").click()
+            page.get_by_role("spinbutton", name="Evaluation passes (0 = none)").fill("90")
+            page.get_by_role("spinbutton", name="Samples per evaluation").fill("50000")
+            page.get_by_role("button", name="Rank offerings").click()
+            page.wait_for_url(re.compile(r"evals=90.*eval_samples=50000|eval_samples=50000.*evals=90"), timeout=30_000)
+            page.get_by_text("Assumptions", exact=True).click()
+            page.get_by_text(re.compile(r"evaluation: 90 passes of 50000 samples")).wait_for(timeout=30_000)
         finally:
             browser.close()
 

@@ -1,0 +1,41 @@
+"""Workload inputs that the plan and estimate pages share: the batch and the evaluation schedule.
+
+Both pages hand the values to ``planner.perf.workloads.resolve_workload`` (0 means "not set"), so the library, the
+CLI (``--global-batch``, ``--evaluations``, ``--eval-samples``) and the app build the same workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+GLOBAL_BATCH_HELP = (
+    "Samples per optimizer step over all GPUs (images or sequences). 0: the preset's. The layout search never "
+    "changes a batch you give without saying so in the assumptions."
+)
+EVALUATIONS_HELP = (
+    "How many evaluation passes the run makes (for example one per epoch). Each evaluated sample is a forward pass "
+    "on the training GPUs, counted in the time to solution. 0: none."
+)
+EVAL_SAMPLES_HELP = "Samples each evaluation pass runs (ImageNet-1k's validation set: 50,000 images). 0: none."
+
+
+def schedule_inputs(columns: Sequence[Any], prefix: str) -> None:
+    """Global batch, evaluation passes and samples per pass, one per column, keyed ``<prefix><field>``."""
+    columns[0].number_input(
+        "Global batch (0 = preset's)", min_value=0, step=64, key=prefix + "global_batch", help=GLOBAL_BATCH_HELP
+    )
+    columns[1].number_input(
+        "Evaluation passes (0 = none)", min_value=0, step=1, key=prefix + "evaluations", help=EVALUATIONS_HELP
+    )
+    columns[2].number_input(
+        "Samples per evaluation", min_value=0, step=1000, key=prefix + "eval_samples", help=EVAL_SAMPLES_HELP
+    )
+
+
+def schedule_fields(prefix: str) -> dict[str, int | None]:
+    """The workload fields the inputs above hold (None where 0: not set)."""
+    names = ("global_batch", "evaluations", "eval_samples")
+    return {name: int(st.session_state.get(prefix + name) or 0) or None for name in names}
