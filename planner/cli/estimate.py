@@ -77,9 +77,12 @@ def render_estimate(result: dict[str, Any], fmt: str) -> str:
     lines = [text.rstrip("\n")]
     if result["why_not_fits"]:
         lines.append(f"does not fit: {result['why_not_fits']}")
+    shown = None
     if not result.get("gpu_calibrated", True):
-        lines.append(f"not calibrated: {result['calibration_note']}")
-    lines.extend(f"- {item}" for item in result["assumptions"])
+        shown = result["calibration_note"]
+        lines.append(f"not calibrated: {shown}")
+    # The note above is not repeated in the list (JSON keeps it in both places).
+    lines.extend(f"- {item}" for item in result["assumptions"] if item != shown)
     return "\n".join(lines) + "\n"
 
 

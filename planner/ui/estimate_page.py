@@ -77,8 +77,10 @@ def render_estimate_page() -> None:
             f"Band {result.throughput_low or 0:,.0f} to {result.throughput_high or 0:,.0f} {result.throughput_unit}; "
             f"step {result.step_time_s or 0:,.3g} s; energy {result.energy_kwh or 0:,.0f} kWh"
         )
+    shown = None
     if not result.gpu_calibrated:
-        st.info(f"Not calibrated: {result.calibration_note}")
-    st.markdown("\n".join(f"- {line}" for line in result.assumptions))
+        shown = result.calibration_note
+        st.info(f"Not calibrated: {shown}")
+    st.markdown("\n".join(f"- {line}" for line in result.assumptions if line != shown))
     with st.expander("All fields (JSON)"):
         st.json(result.to_dict())

@@ -196,6 +196,8 @@ def test_table_says_when_the_gpu_has_no_calibration_data() -> None:
     code, output = run("-w", "bert-large", "-g", "L4")
     assert code == 0, output
     assert "not calibrated" in output
+    # Said once, above the assumptions, not again inside them.
+    assert output.count("no published measurements on L4") == 1, output
 
 
 def test_an_evaluation_schedule_lengthens_the_time_to_solution(cli: CliRun) -> None:
