@@ -1,4 +1,7 @@
-"""The "Estimate" page: one workload on one GPU configuration, with the model's assumptions."""
+"""The "Estimate" page: one workload on one GPU configuration, with the model's assumptions.
+
+Like the plan page, the whole form lives in the URL: a link reproduces the estimate.
+"""
 
 from __future__ import annotations
 
@@ -6,57 +9,68 @@ import streamlit as st
 
 from planner import api
 from planner.errors import PlannerError
-from planner.hardware import PRECISIONS, gpu_table
-from planner.perf.workloads import MODES, RECOMPUTE, RECOMPUTE_HELP, STACK_HELP, STACKS, WORKLOADS, get_workload
+from planner.hardware import gpu_table
+from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, WORKLOADS
+from planner.ui.estimate_state import DEFAULT, MAX_GPUS, build_workload, choices, from_query, to_query
 from planner.ui.messages import error_text
-from planner.ui.workload_inputs import schedule_fields, schedule_inputs
+from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
+from planner.ui.workload_inputs import schedule_inputs
 
-KEY = "estimate."  # session-state prefix of the page's widgets
+KEY = "estimate."  # session-state prefix of the page's widgets ("estimate.url": the URL they were loaded from)
+
+
+def _workload_changed() -> None:
+    """A new workload starts from its own amount of work and shape; a CNN has no mode or checkpointing to keep."""
+    st.session_state[KEY + "work"] = 0.0
+    st.session_state[KEY + "seq_len"] = 0
+    if not WORKLOADS[st.session_state[KEY + "workload"]].is_transformer:
+        st.session_state[KEY + "mode"] = DEFAULT.mode
+        st.session_state[KEY + "recompute"] = DEFAULT.recompute
+
+
+def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
+    """The form; its widgets keep their values in session state under ``estimate.<field>``."""
+    left, middle, right = st.columns(3)
+    left.selectbox("Workload", allowed["workload"], key=KEY + "workload", on_change=_workload_changed)
+    preset = WORKLOADS[st.session_state[KEY + "workload"]]
+    middle.selectbox("GPU", allowed["gpu"], key=KEY + "gpu")
+    right.number_input("GPUs", min_value=1, max_value=MAX_GPUS, key=KEY + "gpus")
+    if preset.is_transformer:
+        left.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
+    left.selectbox("Precision", allowed["precision"], key=KEY + "precision")
+    middle.number_input(
+        f"Amount of work ({preset.work_unit}; 0 = the preset's for the mode)",
+        min_value=0.0,
+        format="%.3e",
+        key=KEY + "work",
+    )
+    right.selectbox("Software", allowed["stack"], help=STACK_HELP, key=KEY + "stack")
+    if preset.is_transformer:
+        middle.radio(
+            "Activation checkpointing",
+            allowed["recompute"],
+            horizontal=True,
+            help=RECOMPUTE_HELP,
+            key=KEY + "recompute",
+        )
+    with st.expander("Batch, sequence length and evaluations (0 = the preset's, no evaluations)"):
+        columns = st.columns(4)
+        if preset.is_transformer:
+            columns[0].number_input("Sequence length (0 = preset's)", min_value=0, step=512, key=KEY + "seq_len")
+        schedule_inputs(columns[1:], KEY)
 
 
 def render_estimate_page() -> None:
     """Throughput, time to solution, memory fit, MFU and energy for a workload on N GPUs."""
     st.title("Estimate a training run")
-    names = list(WORKLOADS)
-    left, middle, right = st.columns(3)
-    name = left.selectbox("Workload", names, index=names.index("llama-3-8b") if "llama-3-8b" in names else 0)
-    gpu = middle.selectbox("GPU", list(gpu_table()), index=list(gpu_table()).index("H100-SXM"))
-    gpus = right.number_input("GPUs", min_value=1, max_value=4096, value=8)
-    preset = WORKLOADS[name]
-    mode, recompute, seq_len = preset.mode, "auto", 0
-    if preset.is_transformer:
-        mode = left.radio("Training", MODES, horizontal=True, index=MODES.index(preset.mode), key=f"{KEY}mode-{name}")
-    precision = left.selectbox("Precision", PRECISIONS, index=PRECISIONS.index("bf16"))
-    # The default amount of work follows the mode (a LoRA run's budget is not a pre-training's).
-    default_work = float(get_workload(name, mode=mode).total_work())
-    work = middle.number_input(
-        f"Amount of work ({preset.work_unit})",
-        min_value=1.0,
-        value=default_work,
-        format="%.3e",
-        key=f"{KEY}work-{name}-{mode}",
-    )
-    stack = right.selectbox("Software", STACKS, help=STACK_HELP)
-    if preset.is_transformer:
-        recompute = middle.radio("Activation checkpointing", RECOMPUTE, horizontal=True, help=RECOMPUTE_HELP)
-    with st.expander("Batch, sequence length and evaluations (0 = the preset's, no evaluations)"):
-        columns = st.columns(4)
-        schedule_inputs(columns[1:], KEY)
-        if preset.is_transformer:
-            seq_len = columns[0].number_input(
-                "Sequence length (0 = preset's)", min_value=0, step=512, key=f"{KEY}seq_len-{name}"
-            )
+    allowed = choices(list(gpu_table()))
+    for problem in load_url_into_widgets(KEY, lambda url: from_query(url, allowed)):
+        st.warning(problem)
+    _inputs(allowed)
+    form = form_from_widgets(KEY, DEFAULT)
+    write_url(KEY, to_query(form))
     try:
-        workload = get_workload(
-            name,
-            work=work,
-            mode=mode,
-            stack=stack,
-            recompute=recompute,
-            seq_len=int(seq_len) or None,
-            **schedule_fields(KEY),
-        )
-        result = api.estimate(workload, gpu, int(gpus), precision)
+        result = api.estimate(build_workload(form), form.gpu, form.gpus, form.precision)
     except PlannerError as exc:
         st.error(error_text(exc))
         return
@@ -84,3 +98,4 @@ def render_estimate_page() -> None:
     st.markdown("\n".join(f"- {line}" for line in result.assumptions if line != shown))
     with st.expander("All fields (JSON)"):
         st.json(result.to_dict())
+    st.caption("Share this estimate: the page's address holds the whole form.")

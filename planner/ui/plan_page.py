@@ -7,7 +7,6 @@ page comes from planner.api and planner.report; the page only lays them out.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import altair as alt
@@ -30,10 +29,10 @@ from planner.ui.plan_state import (
     from_query,
     to_query,
 )
+from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
 from planner.ui.workload_inputs import schedule_inputs
 
-KEY = "plan."  # session-state prefix of the form's widgets
-URL_SEEN = "plan.url"  # the query string the widgets were last loaded from or written to
+KEY = "plan."  # session-state prefix of the form's widgets ("plan.url": the URL they were last loaded from)
 # What the results table shows first, so cost, time and $/GPU-hour need no horizontal scroll.
 SHOWN_COLUMNS = [
     "rank",
@@ -75,36 +74,6 @@ def markdown_text(text: str) -> str:
 
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-
-
-def _load_url_into_form(allowed: dict[str, tuple[str, ...]]) -> list[str]:
-    """On first load, a shared link or back/forward: put the URL's values into the widgets. Returns problems."""
-    url = st.query_params.to_dict()
-    if st.session_state.get(URL_SEEN) == url:
-        return []
-    form, problems = from_query(url, allowed)
-    for field in dataclasses.fields(PlanForm):
-        value = getattr(form, field.name)
-        st.session_state[KEY + field.name] = list(value) if isinstance(value, tuple) else value
-    st.session_state[URL_SEEN] = url
-    return problems
-
-
-def _form_from_widgets() -> PlanForm:
-    values: dict[str, Any] = {}
-    for field in dataclasses.fields(PlanForm):
-        value = st.session_state.get(KEY + field.name, getattr(DEFAULT, field.name))
-        default = getattr(DEFAULT, field.name)
-        if isinstance(default, bool):
-            value = bool(value)
-        elif isinstance(default, tuple):
-            value = tuple(value or ())
-        elif isinstance(default, int):
-            value = int(value or 0)
-        elif isinstance(default, float):
-            value = float(value or 0.0)
-        values[field.name] = value
-    return PlanForm(**values)
 
 
 def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
@@ -156,14 +125,6 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
         with st.expander("Batch and evaluations (0 = the preset's batch, no evaluations)"):
             schedule_inputs(st.columns(3), KEY)
         st.form_submit_button("Rank offerings", type="primary")
-
-
-def _write_url(form: PlanForm) -> None:
-    """Put the form in the URL; Streamlit pushes a browser-history entry, so back returns to the last answer."""
-    query = to_query(form)
-    if st.query_params.to_dict() != query:
-        st.query_params.from_dict(query)
-    st.session_state[URL_SEEN] = query
 
 
 def _log_if_wide(values: pd.Series) -> alt.Scale:
@@ -271,11 +232,11 @@ def render_plan_page() -> None:
     st.caption("Which offering finishes this job cheapest, or within my deadline, and what will it cost?")
     catalog = cached_catalog()
     allowed = choices(sorted(catalog["region"].unique()), sorted(catalog["gpu"].unique()))
-    for problem in _load_url_into_form(allowed):
+    for problem in load_url_into_widgets(KEY, lambda url: from_query(url, allowed)):
         st.warning(markdown_text(problem))
     _inputs(allowed)
-    form = _form_from_widgets()
-    _write_url(form)
+    form = form_from_widgets(KEY, DEFAULT)
+    write_url(KEY, to_query(form))
     st.caption(_price_ages())
     try:
         result = cached_rank(form, catalog_key(catalog), catalog)

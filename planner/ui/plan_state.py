@@ -1,13 +1,13 @@
 """The plan form as a value: read from and written to the page URL, so a link reproduces the answer.
 
 Pure functions (no Streamlit): the page turns ``st.query_params`` into a ``PlanForm`` with ``from_query``,
-writes ``to_query`` back after each submit, and hands ``rank_arguments`` to ``planner.api.rank``.
+writes ``to_query`` back after each submit (both on ``planner.ui.url_form``), and hands ``rank_arguments`` to
+``planner.api.rank``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +16,7 @@ from planner.catalog.schema import PROVIDERS
 from planner.cost.request import ORDERS, PRICINGS
 from planner.hardware import PRECISIONS
 from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, Workload, get_workload, workload_names
+from planner.ui.url_form import read_query, write_query
 
 PRICING = PRICINGS
 ORDER_BY = ORDERS
@@ -96,70 +97,20 @@ def choices(catalog_regions: Sequence[str], catalog_gpus: Sequence[str]) -> dict
     }
 
 
-def _number(text: str, kind: type) -> float | int:
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError("not a finite number >= 0")
-    if kind is int:
-        if not value.is_integer():
-            raise ValueError("not a whole number")
-        return int(value)
-    return value
-
-
 def from_query(
     params: Mapping[str, str | Sequence[str]], allowed: Mapping[str, Sequence[str]]
 ) -> tuple[PlanForm, list[str]]:
     """The form a URL describes, and one line per value that was ignored (the default is used instead)."""
-    values: dict[str, Any] = {}
-    problems: list[str] = []
-    for field in dataclasses.fields(PlanForm):
-        key = URL_KEYS[field.name]
-        raw = params.get(key)
-        if raw is None:
-            continue
-        text = raw if isinstance(raw, str) else ",".join(raw)
-        default = getattr(DEFAULT, field.name)
-        try:
-            if isinstance(default, bool):
-                if text not in ("1", "0", "true", "false"):
-                    raise ValueError("1 or 0")
-                values[field.name] = text in ("1", "true")
-            elif isinstance(default, tuple):
-                items = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-                unknown = [item for item in items if item not in allowed[field.name]]
-                if unknown:
-                    raise ValueError(f"unknown {', '.join(unknown)}")
-                values[field.name] = items
-            elif isinstance(default, str):
-                if text not in allowed[field.name]:
-                    raise ValueError(f"one of {', '.join(allowed[field.name])}")
-                values[field.name] = text
-            else:
-                values[field.name] = _number(text, type(default))
-        except ValueError as exc:
-            problems.append(f"ignored {key}={text[:40]!r} from the link ({exc})")
-    if values.get("max_nodes", 1) not in range(1, MAX_NODES + 1):
-        problems.append(f"ignored nodes={values.pop('max_nodes')} from the link (1 to {MAX_NODES})")
-    return dataclasses.replace(DEFAULT, **values), problems
+    form, problems = read_query(params, allowed, DEFAULT, URL_KEYS)
+    if form.max_nodes not in range(1, MAX_NODES + 1):
+        problems.append(f"ignored nodes={form.max_nodes} from the link (1 to {MAX_NODES})")
+        form = dataclasses.replace(form, max_nodes=DEFAULT.max_nodes)
+    return form, problems
 
 
 def to_query(form: PlanForm) -> dict[str, str]:
     """The URL parameters of ``form``: only what differs from the defaults, so the default page is a bare URL."""
-    out: dict[str, str] = {}
-    for field in dataclasses.fields(PlanForm):
-        value = getattr(form, field.name)
-        if value == getattr(DEFAULT, field.name):
-            continue
-        if isinstance(value, bool):
-            out[URL_KEYS[field.name]] = "1" if value else "0"
-        elif isinstance(value, tuple):
-            out[URL_KEYS[field.name]] = ",".join(value)
-        elif isinstance(value, float):
-            out[URL_KEYS[field.name]] = f"{value:g}"
-        else:
-            out[URL_KEYS[field.name]] = str(value)
-    return out
+    return write_query(form, DEFAULT, URL_KEYS)
 
 
 def build_workload(form: PlanForm) -> Workload:

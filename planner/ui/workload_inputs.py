@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import streamlit as st
-
 GLOBAL_BATCH_HELP = (
     "Samples per optimizer step over all GPUs (images or sequences). 0: the preset's. The layout search never "
     "changes a batch you give without saying so in the assumptions."
@@ -33,9 +31,3 @@ def schedule_inputs(columns: Sequence[Any], prefix: str) -> None:
     columns[2].number_input(
         "Samples per evaluation", min_value=0, step=1000, key=prefix + "eval_samples", help=EVAL_SAMPLES_HELP
     )
-
-
-def schedule_fields(prefix: str) -> dict[str, int | None]:
-    """The workload fields the inputs above hold (None where 0: not set)."""
-    names = ("global_batch", "evaluations", "eval_samples")
-    return {name: int(st.session_state.get(prefix + name) or 0) or None for name in names}

@@ -261,23 +261,58 @@ def test_estimate_page_takes_the_mode_the_batch_and_the_evaluations(fixture_cata
     app = _app()
     app.switch_page("planner/ui/pages/estimate.py")  # type: ignore[attr-defined]
     app = app.run()  # type: ignore[attr-defined]
-    hours = float(app.metric[1].value.split()[0].replace(",", ""))
-    # LoRA's default budget is not pre-training's: the amount of work follows the mode.
-    pretrain_work = next(n for n in app.number_input if n.label.startswith("Amount of work")).value
-    next(r for r in app.radio if r.label == "Training").set_value("lora").run()
     assert not app.exception, app.exception
-    assert next(n for n in app.number_input if n.label.startswith("Amount of work")).value < pretrain_work
-    assert any("lora" in m.value for m in app.markdown)
-    next(r for r in app.radio if r.label == "Training").set_value("pretrain").run()
+    assert not app.query_params  # the defaults are a bare URL
+    # LoRA's default budget is not pre-training's: with the amount of work at 0, it follows the mode.
+    app.radio(key="estimate.mode").set_value("lora").run()
+    assert not app.exception, app.exception
+    assert any("default lora budget" in m.value for m in app.markdown)
+    assert app.query_params["mode"] == "lora"
+    app.selectbox(key="estimate.workload").set_value("resnet50").run()  # a CNN does not keep LoRA
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    app.selectbox(key="estimate.workload").set_value("llama-3-8b").run()
     app.number_input(key="estimate.global_batch").set_value(512).run()
     app.number_input(key="estimate.evaluations").set_value(20).run()
     app.number_input(key="estimate.eval_samples").set_value(10_000).run()
     assert not app.exception, app.exception
     assert any("global batch 512" in m.value for m in app.markdown)
     assert any("evaluation: 20 passes of 10000 samples" in m.value for m in app.markdown)
-    assert float(app.metric[1].value.split()[0].replace(",", "")) > hours * 0.5  # a time, not "does not fit"
+    assert app.query_params["batch"] == "512" and "mode" not in app.query_params  # pretrain is the default
     app.number_input(key="estimate.evaluations").set_value(0).run()
     assert app.error[0].value.startswith("'Evaluation passes' must be given with 'Samples per evaluation'")
+
+
+def test_an_estimate_link_reproduces_the_estimate(fixture_catalog: Path) -> None:
+    app = _app()
+    app.switch_page("planner/ui/pages/estimate.py")  # type: ignore[attr-defined]
+    app.query_params.update(  # type: ignore[attr-defined]
+        {"w": "resnet50", "gpu": "A100-80GB", "n": "4", "prec": "fp16", "stack": "tuned", "evals": "90",
+         "eval_samples": "50000"}
+    )  # fmt: skip
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    assert app.selectbox(key="estimate.workload").value == "resnet50"
+    assert app.number_input(key="estimate.gpus").value == 4
+    lines = [m.value for m in app.markdown]
+    assert any("NVIDIA-tuned CNN recipe" in line for line in lines), lines
+    assert any("evaluation: 90 passes of 50000 samples" in line for line in lines), lines
+    assert app.metric[0].label == "Throughput (images/s)"
+    # A CNN has no training mode or checkpointing to choose; a new workload starts from its own amount of work.
+    assert not [r for r in app.radio if r.label == "Training"]
+    app.number_input(key="estimate.work").set_value(1e8).run()
+    app.selectbox(key="estimate.workload").set_value("bert-large").run()
+    assert not app.exception, app.exception
+    assert app.number_input(key="estimate.work").value == 0.0 and app.radio(key="estimate.mode").value == "pretrain"
+    assert app.metric[0].label == "Throughput (sequences/s)"
+    # A value a link cannot hold is ignored, with one line, and the page still answers.
+    bad = _app()
+    bad.switch_page("planner/ui/pages/estimate.py")  # type: ignore[attr-defined]
+    bad.query_params.update({"n": "0", "gpu": "Z9000"})  # type: ignore[attr-defined]
+    bad = bad.run()  # type: ignore[attr-defined]
+    assert not bad.exception, bad.exception
+    warnings = [w.value for w in bad.warning]
+    assert any("ignored n=0" in w for w in warnings) and any("ignored gpu='Z9000'" in w for w in warnings), warnings
+    assert bad.metric[0].value != "does not fit"
 
 
 def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: Path) -> None:
