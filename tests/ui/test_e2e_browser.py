@@ -135,17 +135,21 @@ def test_plan_page_answers_on_load_keeps_the_form_in_the_url_and_draws_the_chart
 
             # An evaluation schedule typed into the form reaches the URL and the ranking's assumptions.
             page.get_by_text("Batch and evaluations").click()
-            page.get_by_role("spinbutton", name="Evaluation passes (0 = none)").fill("90")
-            page.get_by_role("spinbutton", name="Samples per evaluation").fill("50000")
+            # Each value is committed (Tab leaves the field) before the form is submitted.
+            for name, value in (("Evaluation passes (0 = none)", "90"), ("Samples per evaluation", "50000")):
+                field = page.get_by_role("spinbutton", name=name)
+                field.fill(value)
+                field.press("Tab")
+                expect(field).to_have_value(value, timeout=10_000)
             page.get_by_role("button", name="Rank offerings").click()
             page.wait_for_url(re.compile(r"evals=90.*eval_samples=50000|eval_samples=50000.*evals=90"), timeout=30_000)
             page.get_by_text("Assumptions", exact=True).click()
-            page.get_by_text(re.compile(r"evaluation: 90 passes of 50000 samples")).wait_for(timeout=30_000)
+            page.get_by_text(re.compile(r"evaluation: 90 passes of 50000 samples")).first.wait_for(timeout=30_000)
 
             # The estimate page's link holds its form too.
             page.goto(f"{app_url}/estimate?w=resnet50&gpu=A100-80GB&n=4&prec=fp16&evals=90&eval_samples=50000")
             page.get_by_text("Throughput (images/s)").wait_for(timeout=60_000)
-            page.get_by_text(re.compile(r"evaluation: 90 passes of 50000 samples")).wait_for(timeout=30_000)
+            page.get_by_text(re.compile(r"evaluation: 90 passes of 50000 samples")).first.wait_for(timeout=30_000)
             expect(page.get_by_role("spinbutton", name="GPUs")).to_have_value("4", timeout=10_000)
         finally:
             browser.close()
