@@ -9,7 +9,8 @@ H100 BERT run in the round of the B200 preview, and a B200 and an H200 of one su
 convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the last evaluation; Llama-2-70B LoRA:
 ``samples_count`` at ``run_stop``), and writes MLPerf's score (the mean after dropping the fastest and slowest run)
 with the mean samples to converge. Evaluations run inside run_start..run_stop: it also writes how many each run made
-(``eval_accuracy`` events, mean over the runs) and how many samples each evaluates (``eval_samples``).
+(``eval_accuracy`` events, mean over the runs) and how many samples each evaluates (``eval_samples``), and the
+system's MLPerf category (``status``: available or preview, from ``<submitter>/systems/<system>.json``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ COLUMNS = (
     "submitter",
     "system",
     "submission_platform",
+    "status",
     "global_batch",
     "seq_len",
     "runs",
@@ -132,6 +134,9 @@ def main() -> None:
             # MLPerf's score: drop the fastest and the slowest run, average the rest.
             score = statistics.fmean(minutes[1:-1] if len(minutes) > 2 else minutes)
             constants = runs[0][2]
+            # MLPerf's availability category, from the system's description: "available" (buyable at submission) or
+            # "preview" (hardware or software to be available within 180 days).
+            system_json = json.loads(_git(repo, "show", f"HEAD:{submitter}/systems/{system}.json"))
             rows.append(
                 {
                     "round": round_,
@@ -141,6 +146,8 @@ def main() -> None:
                     "submitter": submitter,
                     "system": system,
                     "submission_platform": constants.get("submission_platform", ""),
+                    # v4.0 writes "onprem", later rounds "available on-premise"/"available cloud" or "preview".
+                    "status": "preview" if "preview" in str(system_json["status"]).lower() else "available",
                     "global_batch": constants.get("global_batch_size", ""),
                     "seq_len": seq or "",
                     "runs": len(runs),

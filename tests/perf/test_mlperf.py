@@ -32,6 +32,12 @@ def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
     assert len(keys) == len(set(keys))
     # The B200 preview's round has an H100 BERT run to take the B200/H100 ratio against (Dell's).
     assert ("v4.1", "bert", "H100-SXM", "Dell") in keys and ("v4.1", "bert", "B200", "NVIDIA") in keys
+    # MLPerf's category of each system, from its description: only v4.1's B200 was a preview.
+    assert {row["status"] for row in rows} == {"available", "preview"}
+    assert {key for key, row in zip(keys, rows, strict=True) if row["status"] == "preview"} == {
+        ("v4.1", "bert", "B200", "NVIDIA"),
+        ("v4.1", "llama2_70b_lora", "B200", "NVIDIA"),
+    }
 
 
 @pytest.mark.parametrize(
