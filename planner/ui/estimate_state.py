@@ -6,13 +6,13 @@ for ``planner.api.estimate``. 0 means "not set": the preset's amount of work (fo
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from planner.hardware import PRECISIONS
-from planner.perf.workloads import MODES, RECOMPUTE, STACKS, WORKLOADS, Workload, get_workload
+from planner.perf.workloads import MODES, RECOMPUTE, STACKS, WORKLOADS, Workload
 from planner.ui.url_form import read_query, write_query
+from planner.ui.workload_inputs import form_workload
 
 MAX_GPUS = 4096
 
@@ -68,11 +68,7 @@ def from_query(
     params: Mapping[str, str | Sequence[str]], allowed: Mapping[str, Sequence[str]]
 ) -> tuple[EstimateForm, list[str]]:
     """The form a URL describes, and one line per value that was ignored (the default is used instead)."""
-    form, problems = read_query(params, allowed, DEFAULT, URL_KEYS)
-    if form.gpus not in range(1, MAX_GPUS + 1):
-        problems.append(f"ignored n={form.gpus} from the link (1 to {MAX_GPUS})")
-        form = dataclasses.replace(form, gpus=DEFAULT.gpus)
-    return form, problems
+    return read_query(params, allowed, DEFAULT, URL_KEYS, bounds={"gpus": (1, MAX_GPUS)})
 
 
 def to_query(form: EstimateForm) -> dict[str, str]:
@@ -82,14 +78,4 @@ def to_query(form: EstimateForm) -> dict[str, str]:
 
 def build_workload(form: EstimateForm) -> Workload:
     """The workload the form describes (InputError, one line, when it does not make one)."""
-    return get_workload(
-        form.workload,
-        work=form.work or None,
-        mode=form.mode,
-        stack=form.stack,
-        recompute=form.recompute,
-        seq_len=form.seq_len or None,
-        global_batch=form.global_batch or None,
-        evaluations=form.evaluations or None,
-        eval_samples=form.eval_samples or None,
-    )
+    return form_workload(form)

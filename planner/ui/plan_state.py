@@ -7,7 +7,6 @@ writes ``to_query`` back after each submit (both on ``planner.ui.url_form``), an
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +14,9 @@ from typing import Any
 from planner.catalog.schema import PROVIDERS
 from planner.cost.request import ORDERS, PRICINGS
 from planner.hardware import PRECISIONS
-from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, Workload, get_workload, workload_names
+from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, Workload, workload_names
 from planner.ui.url_form import read_query, write_query
+from planner.ui.workload_inputs import form_workload
 
 PRICING = PRICINGS
 ORDER_BY = ORDERS
@@ -101,11 +101,7 @@ def from_query(
     params: Mapping[str, str | Sequence[str]], allowed: Mapping[str, Sequence[str]]
 ) -> tuple[PlanForm, list[str]]:
     """The form a URL describes, and one line per value that was ignored (the default is used instead)."""
-    form, problems = read_query(params, allowed, DEFAULT, URL_KEYS)
-    if form.max_nodes not in range(1, MAX_NODES + 1):
-        problems.append(f"ignored nodes={form.max_nodes} from the link (1 to {MAX_NODES})")
-        form = dataclasses.replace(form, max_nodes=DEFAULT.max_nodes)
-    return form, problems
+    return read_query(params, allowed, DEFAULT, URL_KEYS, bounds={"max_nodes": (1, MAX_NODES)})
 
 
 def to_query(form: PlanForm) -> dict[str, str]:
@@ -115,21 +111,7 @@ def to_query(form: PlanForm) -> dict[str, str]:
 
 def build_workload(form: PlanForm) -> Workload:
     """The workload the form describes (InputError, one line, when it does not make a model)."""
-    return get_workload(
-        form.workload,
-        work=form.work or None,
-        mode=form.mode,
-        stack=form.stack,
-        recompute=form.recompute,
-        params=form.params_billions * 1e9 or None,
-        layers=form.layers or None,
-        hidden=form.hidden or None,
-        heads=form.heads or None,
-        seq_len=form.seq_len or None,
-        global_batch=form.global_batch or None,
-        evaluations=form.evaluations or None,
-        eval_samples=form.eval_samples or None,
-    )
+    return form_workload(form)
 
 
 def rank_arguments(form: PlanForm) -> dict[str, Any]:

@@ -32,8 +32,12 @@ def read_query(
     allowed: Mapping[str, Sequence[str]],
     default: Form,
     keys: Mapping[str, str],
+    bounds: Mapping[str, tuple[int, int]] | None = None,
 ) -> tuple[Form, list[str]]:
-    """The form the URL describes (``default`` where it says nothing), and one line per value that was ignored."""
+    """The form the URL describes (``default`` where it says nothing), and one line per value that was ignored.
+
+    ``bounds`` gives a number field its allowed range (both ends included), as its widget has.
+    """
     values: dict[str, Any] = {}
     problems: list[str] = []
     for field in dataclasses.fields(default):  # type: ignore[arg-type]
@@ -55,11 +59,18 @@ def read_query(
                     raise ValueError(f"unknown {', '.join(unknown)}")
                 values[field.name] = items
             elif isinstance(current, str):
-                if text not in allowed[field.name]:
-                    raise ValueError(f"one of {', '.join(allowed[field.name])}")
+                names = allowed[field.name]
+                if text not in names:
+                    raise ValueError(
+                        f"one of {', '.join(names)}" if len(names) <= 12 else f"not one of its {len(names)}"
+                    )
                 values[field.name] = text
             else:
                 values[field.name] = _number(text, type(current))
+                low, high = (bounds or {}).get(field.name, (0, math.inf))
+                if not low <= values[field.name] <= high:
+                    del values[field.name]
+                    raise ValueError(f"{low:g} to {high:g}")
         except ValueError as exc:
             problems.append(f"ignored {key}={text[:40]!r} from the link ({exc})")
     return dataclasses.replace(default, **values), problems  # type: ignore[type-var]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from planner.perf.workloads import Workload, get_workload
+
 GLOBAL_BATCH_HELP = (
     "Samples per optimizer step over all GPUs (images or sequences). 0: the preset's. The layout search never "
     "changes a batch you give without saying so in the assumptions."
@@ -30,4 +32,20 @@ def schedule_inputs(columns: Sequence[Any], prefix: str) -> None:
     )
     columns[2].number_input(
         "Samples per evaluation", min_value=0, step=1000, key=prefix + "eval_samples", help=EVAL_SAMPLES_HELP
+    )
+
+
+def form_workload(form: Any) -> Workload:
+    """The workload a page's form describes: ``workload``, ``work``, ``mode``, ``stack`` and ``recompute``, and
+    whichever of the shape, batch and schedule fields the form has (0 means not set). InputError, one line, when
+    they do not make a workload."""
+    optional = ("layers", "hidden", "heads", "seq_len", "global_batch", "evaluations", "eval_samples")
+    return get_workload(
+        form.workload,
+        work=form.work or None,
+        mode=form.mode,
+        stack=form.stack,
+        recompute=form.recompute,
+        params=getattr(form, "params_billions", 0.0) * 1e9 or None,
+        **{name: getattr(form, name, 0) or None for name in optional},
     )

@@ -311,7 +311,9 @@ def test_an_estimate_link_reproduces_the_estimate(fixture_catalog: Path) -> None
     bad = bad.run()  # type: ignore[attr-defined]
     assert not bad.exception, bad.exception
     warnings = [w.value for w in bad.warning]
-    assert any("ignored n=0" in w for w in warnings) and any("ignored gpu='Z9000'" in w for w in warnings), warnings
+    assert any("ignored n='0' from the link (1 to 4096)" in w for w in warnings) and any(
+        "ignored gpu='Z9000'" in w for w in warnings
+    ), warnings
     assert bad.metric[0].value != "does not fit"
 
 
