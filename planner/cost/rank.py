@@ -295,9 +295,12 @@ def _co2_kg(fams: Families, grid: CostGrid, options: _Options, rows: _Rows, sel:
     chosen = options.row[sel]
     pair = provider_codes[fams.code[chosen]] * len(region_names) + rows.region_codes[chosen]
     pairs, inverse = np.unique(pair, return_inverse=True)
+    # One vectorised take per column: indexing a pandas Index (Arrow strings) once per pair cost more than the rest
+    # of this function.
+    count = len(region_names)
     grams = carbon_intensities(
-        [str(provider_names[p // len(region_names)]) for p in pairs.tolist()],
-        [str(region_names[p % len(region_names)]) for p in pairs.tolist()],
+        [str(name) for name in np.asarray(provider_names, dtype=object)[pairs // count]],
+        [str(name) for name in np.asarray(region_names, dtype=object)[pairs % count]],
     )
     result: FloatArray = grid.energy_kwh[options.cell[sel]] * grams[inverse.reshape(-1)] / 1000.0
     return result
