@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner import api
+from planner import api, report
 from planner.errors import PlannerError
 from planner.hardware import gpu_table
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, WORKLOADS
@@ -96,6 +96,9 @@ def render_estimate_page() -> None:
         shown = result.calibration_note
         st.info(f"Not calibrated: {shown}")
     st.markdown("\n".join(f"- {line}" for line in result.assumptions if line != shown))
+    fields = result.to_dict()
+    # The same JSON as `gpuplan estimate --format json`: one writer for both faces.
+    st.download_button("Download JSON", report.to_json(fields), file_name="gpu-estimate.json", mime="application/json")
     with st.expander("All fields (JSON)"):
-        st.json(result.to_dict())
+        st.json(fields)
     st.caption("Share this estimate: the page's address holds the whole form.")

@@ -297,6 +297,9 @@ def test_an_estimate_link_reproduces_the_estimate(fixture_catalog: Path) -> None
     assert any("NVIDIA-tuned CNN recipe" in line for line in lines), lines
     assert any("evaluation: 90 passes of 50000 samples" in line for line in lines), lines
     assert app.metric[0].label == "Throughput (images/s)"
+    # The estimate downloads as the CLI's JSON.
+    download = app.get("download_button")[0]  # type: ignore[attr-defined]
+    assert download.proto.label == "Download JSON"
     # A CNN has no training mode or checkpointing to choose; a new workload starts from its own amount of work.
     assert not [r for r in app.radio if r.label == "Training"]
     app.number_input(key="estimate.work").set_value(1e8).run()

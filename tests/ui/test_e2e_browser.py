@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import shutil
@@ -151,6 +152,10 @@ def test_plan_page_answers_on_load_keeps_the_form_in_the_url_and_draws_the_chart
             page.get_by_text("Throughput (images/s)").wait_for(timeout=60_000)
             page.get_by_text(re.compile(r"evaluation: 90 passes of 50000 samples")).first.wait_for(timeout=30_000)
             expect(page.get_by_role("spinbutton", name="GPUs")).to_have_value("4", timeout=10_000)
+            with page.expect_download(timeout=30_000) as info:
+                page.get_by_role("button", name="Download JSON").click()
+            estimate = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+            assert estimate["gpus"] == 4 and estimate["gpu"] == "A100-80GB" and estimate["throughput"] > 0
         finally:
             browser.close()
 
