@@ -7,7 +7,8 @@ import streamlit as st
 
 from planner import api
 from planner.cost.rank import RankResult
-from planner.ui.plan_state import PlanForm, build_workload, rank_arguments
+from planner.ui.plan_state import PlanForm, rank_arguments
+from planner.ui.workload_inputs import form_workload
 
 
 @st.cache_data(ttl=300, show_spinner=False)
@@ -38,7 +39,7 @@ def cached_rank(form: PlanForm, key: tuple[object, ...], _catalog: pd.DataFrame)
 
     A resource cache: the result is shared read-only between sessions instead of copied on every rerun.
     """
-    return api.rank(build_workload(form), catalog=_catalog, **rank_arguments(form))
+    return api.rank(form_workload(form), catalog=_catalog, **rank_arguments(form))
 
 
 @st.cache_data(ttl=300, show_spinner=False)

@@ -11,10 +11,10 @@ from planner import api, report
 from planner.errors import PlannerError
 from planner.hardware import gpu_table
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, WORKLOADS
-from planner.ui.estimate_state import DEFAULT, MAX_GPUS, build_workload, choices, from_query, to_query
+from planner.ui.estimate_state import DEFAULT, MAX_GPUS, choices, from_query, to_query
 from planner.ui.messages import error_text
 from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
-from planner.ui.workload_inputs import schedule_inputs
+from planner.ui.workload_inputs import form_workload, schedule_inputs
 
 KEY = "estimate."  # session-state prefix of the page's widgets ("estimate.url": the URL they were loaded from)
 
@@ -70,7 +70,7 @@ def render_estimate_page() -> None:
     form = form_from_widgets(KEY, DEFAULT)
     write_url(KEY, to_query(form))
     try:
-        result = api.estimate(build_workload(form), form.gpu, form.gpus, form.precision)
+        result = api.estimate(form_workload(form), form.gpu, form.gpus, form.precision)
     except PlannerError as exc:
         st.error(error_text(exc))
         return

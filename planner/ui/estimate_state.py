@@ -1,7 +1,8 @@
 """The estimate page's form as a value, read from and written to the page URL like the plan page's.
 
-Pure functions (no Streamlit): ``from_query`` and ``to_query`` (on ``planner.ui.url_form``), and ``build_workload``
-for ``planner.api.estimate``. 0 means "not set": the preset's amount of work (for the mode) and shape.
+Pure functions (no Streamlit): ``from_query`` and ``to_query`` (on ``planner.ui.url_form``); the page hands the
+form's workload (``planner.ui.workload_inputs.form_workload``) to ``planner.api.estimate``. 0 means "not set": the
+preset's amount of work (for the mode) and shape.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from planner.hardware import PRECISIONS
-from planner.perf.workloads import MODES, RECOMPUTE, STACKS, WORKLOADS, Workload
+from planner.perf.workloads import MODES, RECOMPUTE, STACKS, WORKLOADS
 from planner.ui.url_form import read_query, write_query
-from planner.ui.workload_inputs import form_workload
 
 MAX_GPUS = 4096
 
@@ -74,8 +74,3 @@ def from_query(
 def to_query(form: EstimateForm) -> dict[str, str]:
     """The URL parameters of ``form``: only what differs from the defaults, so the default page is a bare URL."""
     return write_query(form, DEFAULT, URL_KEYS)
-
-
-def build_workload(form: EstimateForm) -> Workload:
-    """The workload the form describes (InputError, one line, when it does not make one)."""
-    return form_workload(form)

@@ -1,8 +1,8 @@
 """The plan form as a value: read from and written to the page URL, so a link reproduces the answer.
 
 Pure functions (no Streamlit): the page turns ``st.query_params`` into a ``PlanForm`` with ``from_query``,
-writes ``to_query`` back after each submit (both on ``planner.ui.url_form``), and hands ``rank_arguments`` to
-``planner.api.rank``.
+writes ``to_query`` back after each submit (both on ``planner.ui.url_form``), and hands the form's workload
+(``planner.ui.workload_inputs.form_workload``) and ``rank_arguments`` to ``planner.api.rank``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from typing import Any
 from planner.catalog.schema import PROVIDERS
 from planner.cost.request import ORDERS, PRICINGS
 from planner.hardware import PRECISIONS
-from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, Workload, workload_names
+from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, workload_names
 from planner.ui.url_form import read_query, write_query
-from planner.ui.workload_inputs import form_workload
 
 PRICING = PRICINGS
 ORDER_BY = ORDERS
@@ -107,11 +106,6 @@ def from_query(
 def to_query(form: PlanForm) -> dict[str, str]:
     """The URL parameters of ``form``: only what differs from the defaults, so the default page is a bare URL."""
     return write_query(form, DEFAULT, URL_KEYS)
-
-
-def build_workload(form: PlanForm) -> Workload:
-    """The workload the form describes (InputError, one line, when it does not make a model)."""
-    return form_workload(form)
 
 
 def rank_arguments(form: PlanForm) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""Workload inputs that the plan and estimate pages share: the batch and the evaluation schedule.
-
-Both pages hand the values to ``planner.perf.workloads.resolve_workload`` (0 means "not set"), so the library, the
-CLI (``--global-batch``, ``--evaluations``, ``--eval-samples``) and the app build the same workload.
+"""What the plan and estimate pages share about the workload: the batch and evaluation-schedule inputs, and
+``form_workload``, which turns either page's form into a workload through ``planner.perf.workloads.get_workload``
+(0 means "not set"), so the library, the CLI (``--global-batch``, ``--evaluations``, ``--eval-samples``) and the app
+build the same workload.
 """
 
 from __future__ import annotations
