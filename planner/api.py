@@ -22,7 +22,8 @@ from planner.catalog.query import (
 from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore
 from planner.cost.request import Estimator, RankRequest
-from planner.errors import InputError, StaleCatalogError
+from planner.errors import LIBRARY_CALLS, InputError, StaleCatalogError
+from planner.perf.workloads import USER_FIELDS, WORK_ALIASES
 from planner.report import WARNING_PREFIX
 
 if TYPE_CHECKING:
@@ -34,12 +35,15 @@ if TYPE_CHECKING:
     from planner.perf.workloads import Workload
 
 
-def _as_list(value: str | Sequence[str] | None) -> list[str]:
+def _as_list(value: str | Sequence[str] | None, field: str) -> list[str]:
+    """One name or a list of names as a list; anything else is an InputError naming ``field``."""
     if value is None:
         return []
     if isinstance(value, str):
         return [value]
-    return list(value)
+    if isinstance(value, Sequence | set | frozenset) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise InputError(f"must be a name or a list of names, got {value!r:.40}", field=field)
 
 
 def open_store(store: CatalogStore | Path | str | None = None) -> CatalogStore:
@@ -89,7 +93,7 @@ def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
         worst = max(stale, key=lambda provider: stale[provider])
         raise StaleCatalogError(
             f"the {worst} prices are {stale[worst] / 24:.1f} days old, older than the allowed {limit:g} h; "
-            "refresh them (gpuplan catalog refresh) or allow older prices"
+            f"refresh them ({LIBRARY_CALLS['refresh']}) or allow older prices"
         )
 
 
@@ -128,6 +132,10 @@ def _load(
 ) -> pd.DataFrame:
     """The given catalog, or the store's current one; with the derived columns unless ``derived`` is False."""
     if catalog is not None:
+        import pandas as pd
+
+        if not isinstance(catalog, pd.DataFrame):
+            raise InputError(f"must be a pandas DataFrame of offerings, got {type(catalog).__name__}", field="catalog")
         return with_derived(catalog) if derived and "stale" not in catalog.columns else catalog
     opened = open_store(store)
     try:
@@ -149,7 +157,7 @@ def load_catalog(
     ``max_age_hours`` refuses prices older than that, judged only on the providers asked for.
     """
     frame = _load(None, store)
-    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider)], PROVIDERS)
+    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider, "provider")], PROVIDERS)
     if providers:
         frame = frame[frame["provider"].isin(providers)].reset_index(drop=True)
     check_age(provider_ages(frame), max_age_hours)
@@ -180,13 +188,13 @@ def offers(
     """
     frame, _notes = offers_with_notes(
         OfferFilter(
-            gpus=_as_list(gpu),
+            gpus=_as_list(gpu, "gpu"),
             min_gpus=min_gpus,
             max_gpus=max_gpus,
             min_gpu_memory_gib=min_gpu_memory_gib,
-            providers=_as_list(provider),
-            regions=_as_list(region),
-            instance_types=_as_list(instance_type),
+            providers=_as_list(provider, "provider"),
+            regions=_as_list(region, "region"),
+            instance_types=_as_list(instance_type, "instance_type"),
             max_price_usd_per_hour=max_price_usd_per_hour,
             spot=spot,
             sort=sort,
@@ -223,7 +231,7 @@ def catalog_status(
     """Per provider (those asked, else all): rows, source kind (bundled or live), source, as_of, age, stale."""
     import pandas as pd
 
-    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider)], PROVIDERS)
+    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider, "provider")], PROVIDERS)
     opened = open_store(store)
     try:
         now = datetime.now(UTC)
@@ -270,13 +278,29 @@ def catalog_history(
     provider: str | None = None,
     store: CatalogStore | Path | str | None = None,
 ) -> pd.DataFrame:
-    """The on-demand and spot price of one offering across every snapshot, oldest first."""
+    """The on-demand and spot price of one offering across every snapshot, oldest first. An offering no snapshot
+    holds is an InputError naming the field that does not match."""
+    for name, value in (("instance_type", instance_type), ("region", region)):
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"must be a name, got {value!r:.40}", field=name)
+    if provider is not None:
+        asked = [name.lower() for name in _as_list(provider, "provider")]
+        provider = checks.names("provider", "provider", asked, PROVIDERS)[0]
     opened = open_store(store)
     try:
-        return opened.history(instance_type, region, provider)
+        frame = opened.history(instance_type, region, provider)
     finally:
         if opened is not store:
             opened.close()
+    if frame.empty:
+        raise InputError(
+            f"{instance_type!r} has no price in region {region!r}"
+            + (f" of {provider}" if provider else "")
+            + f" in any catalog snapshot; {LIBRARY_CALLS['offers']} lists the offerings",
+            field="instance_type",
+            related=("region",),
+        )
+    return frame
 
 
 def hardware_table() -> pd.DataFrame:
@@ -314,18 +338,22 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     if not isinstance(gpu, GpuSpec):
         # Resolved here first so that an unknown name is reported as the ``gpu`` argument's (the model's own lookup
         # does not know which argument it came from).
-        lookup(str(gpu), field="gpu")
+        lookup(gpu, field="gpu")
     fields, rest = split_options(options)
     job = resolve_workload(workload, **fields)
     shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
     model = ModelOptions(**_take(rest, ("measured", "measured_on", "efficiency")))
     _refuse_unknown(
-        rest, ("workload fields", "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
+        rest, (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
     )
     result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
     # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
     caveats = [note.removeprefix(WARNING_PREFIX) for note in tuned_stack_notes(job.stack, [result.gpu])]
     return replace(result, assumptions=[*caveats, *result.assumptions]) if caveats else result
+
+
+# What ``estimate`` and ``rank`` take about the workload itself, named in their "not an argument here" line.
+WORKLOAD_OPTIONS = (*WORK_ALIASES, *USER_FIELDS)
 
 
 def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -370,20 +398,22 @@ def rank(
     fields, rest = split_options(options)
     if request is None:
         request, rest = RankRequest.from_options(rest)
+    elif not isinstance(request, RankRequest):
+        raise InputError(f"must be a RankRequest, got {type(request).__name__}", field="request")
     else:
         twice = sorted(set(rest) & {*RankRequest.field_names(), "measured", "measured_on", "efficiency"})
         if twice:
             raise InputError("is given both here and in request=; set it in the request only", field=twice[0])
-    _refuse_unknown(rest, ("workload fields", *RankRequest.field_names(), "measured", "measured_on", "efficiency"))
+    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), "measured", "measured_on", "efficiency"))
     job = resolve_workload(workload, **fields)
     frame = _load(catalog, store, derived=False)
     selection = select_offers(
         frame,
         OfferFilter(
-            gpus=_as_list(gpu),
-            providers=_as_list(provider),
-            regions=_as_list(region),
-            instance_types=_as_list(instance_type),
+            gpus=_as_list(gpu, "gpu"),
+            providers=_as_list(provider, "provider"),
+            regions=_as_list(region, "region"),
+            instance_types=_as_list(instance_type, "instance_type"),
             min_gpu_memory_gib=min_gpu_memory_gib,
             available_only=available_only,
         ),
@@ -420,14 +450,15 @@ def _default_estimator() -> Estimator:
 def compare(
     workload: str | Workload,
     *,
-    gpus: Sequence[str] = (),
-    instance_types: Sequence[str] = (),
+    gpus: str | Sequence[str] = (),
+    instance_types: str | Sequence[str] = (),
     **constraints: Any,
 ) -> RankResult:
     """The best option of each of a few GPUs (any spelling; a family covers its variants) or instance types, per
-    pricing, side by side; a choice without an option says why in ``notes``."""
+    pricing, side by side; a choice without an option says why in ``notes``. One name may be given as a string."""
     from planner.cost.compare import best_of_each, closest_miss
 
+    gpus, instance_types = _as_list(gpus, "gpus"), _as_list(instance_types, "instance_types")
     if bool(gpus) == bool(instance_types):
         raise InputError(
             "(one or more) or instance_types is needed to compare, not both", field="gpus", related=("instance_types",)
@@ -439,7 +470,13 @@ def compare(
     names = [str(n) for n in (gpus or instance_types)]
     choices = [(n, gpu_family(n, "gpus")[0]) for n in names] if gpus else [(n, [n]) for n in names]
     filters: dict[str, Any] = {key: names}
-    result = rank(workload, **filters, top=None, **constraints)
+    try:
+        result = rank(workload, **filters, top=None, **constraints)
+    except InputError as exc:
+        if exc.field == "instance_type":
+            # The ranking's filter names its own argument; here the names came as ``instance_types``.
+            raise InputError(exc.detail, field="instance_types") from None
+        raise
     relaxed = {k: v for k, v in constraints.items() if k not in ("deadline_hours", "budget_usd", "pricing", "by")}
 
     def why(name: str, members: list[str], pricing: str) -> str | None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+# Library calls a message may point the user to; each face names its own way to them (the CLI its command).
+LIBRARY_CALLS = {"gpus": "planner.hardware_table()", "refresh": "planner.refresh()", "offers": "planner.offers()"}
+
 
 class PlannerError(Exception):
     """Base class: every error the library raises on purpose. ``exit_code`` is the CLI's."""
@@ -49,7 +52,7 @@ class UnknownGpuError(InputError):
     def __init__(self, name: str, hint: str = "", *, field: str | None = None) -> None:
         self.name = name
         self.hint = hint
-        text = f"unknown GPU {name!r}{hint}; `gpuplan gpus` lists the known ones"
+        text = f"unknown GPU {name!r}{hint}; {LIBRARY_CALLS['gpus']} lists the known ones"
         super().__init__(f"names an {text}" if field else text, field=field)
 
 

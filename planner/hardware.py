@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 
 from planner import checks
 from planner._data import data_dir
-from planner.errors import UnknownGpuError
+from planner.errors import InputError, UnknownGpuError
 
 # Precisions a GPU may support, in the order the CLI lists them.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -90,9 +92,14 @@ def _opt_float(value: str) -> float | None:
     return float(value) if value.strip() else None
 
 
+def gpu_table() -> Mapping[str, GpuSpec]:
+    """All GPU variants keyed by canonical id, in file order: a read-only view of the one table every part of the
+    planner reads (a caller's change would otherwise reach them all)."""
+    return MappingProxyType(_gpu_specs())
+
+
 @cache
-def gpu_table() -> dict[str, GpuSpec]:
-    """All GPU variants keyed by canonical id, in file order."""
+def _gpu_specs() -> dict[str, GpuSpec]:
     specs: dict[str, GpuSpec] = {}
     with (data_dir() / "gpus.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
@@ -161,6 +168,8 @@ def lookup(name: str, memory_gib: float | None = None, *, field: str | None = No
     Raises ``UnknownGpuError`` with a did-you-mean suggestion, naming ``field`` (the argument the user typed the
     name into) when given.
     """
+    if not isinstance(name, str):
+        raise InputError(f"must be a GPU name, got {name!r:.40}", field=field or "gpu")
     key = _key(name)
     if key.startswith("nvidia") and key not in _aliases():
         key = key.removeprefix("nvidia").removeprefix("tesla")
@@ -179,7 +188,7 @@ def lookup(name: str, memory_gib: float | None = None, *, field: str | None = No
 
 def resolve_gpu(name: str, memory_gib: float | None = None, *, field: str | None = None) -> GpuSpec:
     """The canonical spec for any spelling of a GPU name (case-insensitive); ``field`` as in ``lookup``."""
-    return lookup(name, memory_gib, field=field).spec
+    return lookup(name, checks.optional_number("memory_gib", memory_gib), field=field).spec
 
 
 def gpu_ids() -> list[str]:

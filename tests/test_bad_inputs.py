@@ -80,6 +80,23 @@ def test_cli_bad_input_is_one_line_naming_the_flag_and_exit_2(cli: CliRun, args:
         (lambda: planner.offers(max_price_usd_per_hour=math.nan), "max_price_usd_per_hour"),
         (lambda: planner.offers(min_gpus=4, max_gpus=2), "min_gpus"),
         (lambda: planner.RankRequest(max_nodes=0), "max_nodes"),
+        # A preset's own fields (its unit, kind, FLOPs) are not the user's to set: never silently reread.
+        (lambda: planner.estimate("llama-3-8b", "H100", 8, work=2e9, work_unit="images"), "work_unit"),
+        (lambda: planner.estimate("llama-3-8b", "H100", 8, kind="cnn"), "kind"),
+        (lambda: planner.rank("llama-3-8b", work=2e9, flops_per_sample=3.0), "flops_per_sample"),
+        # Wrong types are bad input too, never a Python error from deep inside.
+        (lambda: planner.estimate("llama-3-8b", None), "gpu"),
+        (lambda: planner.resolve_gpu(123), "gpu"),  # type: ignore[arg-type]
+        (lambda: planner.resolve_gpu("A100", memory_gib="80"), "memory_gib"),  # type: ignore[arg-type]
+        (lambda: planner.resolve_gpu("A100", memory_gib=math.nan), "memory_gib"),
+        (lambda: planner.offers(gpu=100), "gpu"),  # type: ignore[arg-type]
+        (lambda: planner.rank("llama-3-8b", request={"deadline_hours": 3}), "request"),  # type: ignore[arg-type]
+        (lambda: planner.rank("llama-3-8b", catalog="x"), "catalog"),  # type: ignore[arg-type]
+        (lambda: planner.compare("llama-3-8b", instance_types=["p9.x"]), "instance_types"),
+        (lambda: planner.catalog_history("p9.xlarge", "us-east-1"), "instance_type"),
+        (lambda: planner.catalog_history("p5.48xlarge", "us-east-1", provider="oracle"), "provider"),
+        # A precision none of the asked GPUs has is the input's fault, whichever variants the name covers.
+        (lambda: planner.rank("llama-3-8b", tokens=1e9, gpu="V100", precision="fp8"), "precision"),
     ],
 )
 def test_library_bad_input_names_the_field_never_a_flag(call: Any, field: str) -> None:
@@ -90,6 +107,14 @@ def test_library_bad_input_names_the_field_never_a_flag(call: Any, field: str) -
     assert message.startswith(f"{field} ") and "\n" not in message
     assert "--" not in message, "a CLI flag leaked into a library message"
     assert caught.value.exit_code == 2
+
+
+def test_a_message_pointing_to_the_library_names_the_command_in_the_cli(cli: CliRun) -> None:
+    with pytest.raises(planner.UnknownGpuError) as caught:
+        planner.estimate("llama-3-8b", gpu="Z100")
+    assert str(caught.value).endswith("planner.hardware_table() lists the known ones")
+    _code, _out, err = cli("estimate", "-w", "llama-3-8b", "--gpu", "Z100")
+    assert err.rstrip().endswith("`gpuplan gpus` lists the known ones") and "planner." not in err, err
 
 
 def test_an_unknown_gpu_in_the_users_measurement_is_bad_input_everywhere(cli: CliRun) -> None:

@@ -167,7 +167,10 @@ def test_history(small_catalog: Path, cli: CliRun) -> None:
         (["offers", "--region", "us-east-7"], "unknown region 'us-east-7' (did you mean"),
         (["offers", "--format", "xml"], "--format must be one of table, csv, json"),
         (["offers", "--sort", "vibes"], "--sort must be one of"),
-        (["catalog", "history", "--instance", "nope", "--region", "us-east-1"], "no offering 'nope'"),
+        (
+            ["catalog", "history", "--instance", "nope", "--region", "us-east-1"],
+            "--instance 'nope' has no price in --region 'us-east-1'",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(

@@ -53,7 +53,9 @@ def test_compare_why_is_one_line_per_row_and_whole_in_json(cli: CliRun, monkeypa
     args = ["compare", "-w", "llama-2-7b", "--tokens", "1e10", "-g", "h100", "-g", "l4", "-g", "t4"]
     monkeypatch.setenv("COLUMNS", "100")
     code, out, err = cli(*args, "--deadline-hours", "20")
-    assert code == 0, err
+    # No choice has an option: the comparison is empty, as an empty ranking is (exit code 1), and still says why.
+    assert code == 1, err
+    assert "no option: no offering meets a 20-hour deadline" in err
     lines = out.splitlines()
     rows = lines[next(i for i, line in enumerate(lines) if line.startswith("──")) + 1 :]
     # Every line under the header is a row of its own: no reason folds onto a second line.

@@ -179,13 +179,10 @@ def history(
 ) -> None:
     """The price of one offering across every catalog snapshot, oldest first."""
     from planner.api import catalog_history
-    from planner.errors import InputError
 
     for flag, value in (("--instance", instance), ("--region", region), ("--provider", provider)):
         _check_text(flag, value)
     frame = catalog_history(instance, region, provider=provider)
-    if frame.empty:
-        raise InputError(f"no offering {instance!r} in region {region!r} in any snapshot; see `gpuplan offers`")
     columns = ("snapshot_id", "snapshot_kind", "created_at", "zone", "gpu", "gpu_count",
                "price_usd_per_hour", "spot_price_usd_per_hour", "as_of")  # fmt: skip
     render(frame, fmt, output, title=f"{instance} in {region}", columns=columns)

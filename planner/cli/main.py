@@ -13,7 +13,7 @@ import typer
 import typer.main
 
 from planner.cli import catalog, estimate, rank, refresh
-from planner.errors import InputError, PlannerError
+from planner.errors import LIBRARY_CALLS, InputError, PlannerError
 
 app = typer.Typer(
     name="gpuplan",
@@ -100,12 +100,24 @@ def _command(argv: list[str]) -> str | None:
     return words[-1] if words else None
 
 
+# The commands that do what the library calls named in a message do.
+COMMANDS_FOR_CALLS = {
+    LIBRARY_CALLS["gpus"]: "`gpuplan gpus`",
+    LIBRARY_CALLS["refresh"]: "`gpuplan catalog refresh`",
+    LIBRARY_CALLS["offers"]: "`gpuplan offers`",
+}
+
+
 def message_for(exc: PlannerError, argv: list[str]) -> str:
-    """The one line for the user: an InputError's field reworded as the flag that sets it."""
+    """The one line for the user: an InputError's field reworded as the flag that sets it, and a library call it
+    points to as the command that does the same."""
+    text = str(exc)
     if isinstance(exc, InputError) and exc.field:
         command = _command(argv)
-        return exc.reworded(lambda field: flag_for(field, command))
-    return str(exc)
+        text = exc.reworded(lambda field: flag_for(field, command))
+    for call, cli in COMMANDS_FOR_CALLS.items():
+        text = text.replace(call, cli)
+    return text
 
 
 def main() -> None:

@@ -114,7 +114,7 @@ QuietOpt = Annotated[
     ),
 ]
 DEFAULT_TABLE_TOP = 20
-# When nothing meets the deadline on --max-nodes instances, rank is asked again with up to this many.
+# When nothing meets the deadline, or holds the job, on --max-nodes instances, rank is asked again with up to this many.
 WIDER_MAX_NODES = 16
 
 
@@ -238,7 +238,7 @@ def _finish(
     if result.empty:
         if hint:
             note(hint)
-        note(f"no option: {result.message}")
+        note(f"no option: {result.message or 'no choice has an option (see each one why)'}")
         raise typer.Exit(1)
 
 
@@ -320,12 +320,14 @@ def rank(
     )
     result = ask(max_nodes=max_nodes)
     hint = None
-    if result.empty and deadline_hours is not None and max_nodes < WIDER_MAX_NODES:
-        # Nothing meets the deadline on this many instances: say whether more of them, joined by their network, would.
+    if result.empty and max_nodes < WIDER_MAX_NODES:
+        # Nothing meets the deadline, or holds the job, on this many instances: say whether more of them, joined by
+        # their network, would.
         wider = ask(max_nodes=WIDER_MAX_NODES)
         if not wider.empty:
             best = wider.headline_lines()[:1]
-            hint = "; ".join([f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options meet it", *best])
+            verb = "meet it" if deadline_hours is not None or budget_usd is not None else "run it"
+            hint = "; ".join([f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options {verb}", *best])
     total = len(result.table)
     if fmt == "table" and output is None:
         # The headline answer first: the best on-demand option beside the best spot option; catalog text in it is

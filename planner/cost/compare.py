@@ -47,6 +47,9 @@ def best_of_each(
         frame[column] = pd.to_numeric(frame[column])
     frame["rank"] = frame["rank"].astype("Int64")
     frame["nodes"] = frame["nodes"].astype("Int64")
+    for column in ("spot_risky", "pareto"):
+        # True/False, or missing on a choice's row of blanks: pandas' nullable boolean, not objects.
+        frame[column] = frame[column].astype("boolean")
     return RankResult(
         table=frame,
         excluded=result.excluded,

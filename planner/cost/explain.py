@@ -55,14 +55,19 @@ def explain_empty(
     deadline_hours: float | None,
     budget_usd: float | None,
     excluded: pd.DataFrame,
+    closest_miss: str | None = None,
 ) -> str:
-    """One line saying why no option is left, naming the option that came closest."""
+    """One line saying why no option is left, naming the option that came closest.
+
+    ``closest_miss`` says why the offering that came closest to holding the job could not, when nothing runs."""
     import numpy as np
 
     def where(i: int) -> str:
         return describe_option(offers, int(opt_row[i]), int(opt_nodes[i]), int(opt_spot[i]))
 
     if fastest is None or cheapest is None:
+        if closest_miss:
+            return f"no offering can run this job {closest_miss}"
         if len(excluded):
             counts = excluded.groupby("reason", sort=False)["offerings"].sum().sort_values(ascending=False)
             reason = str(counts.index[0])
@@ -376,7 +381,8 @@ def energy_assumptions() -> list[str]:
     return [
         f"energy = GPUs x TDP x node factor {factor.expected:.2f} ({factor.low:.2f}-{factor.high:.2f}, fitted on "
         f"{factor.points} measured 8-GPU nodes, mostly MLPerf Training power results) x PUE ({pue}) x hours the "
-        "nodes are held",
+        "nodes run the job at training load (training, checkpoint writes, rework, restarts; not the start-up "
+        "overhead, when the GPUs wait idle, nor waits for spot capacity, when no node is held)",
         "co2_kg = energy x the region's grid carbon intensity (Google region-carbon-info 2024 for Google Cloud; "
         "Cloud Carbon Footprint factors for AWS and Azure; the provider's average where a region is missing)"
         + (f"; none for {', '.join(no_carbon)} (no per-region figure), so co2_kg is empty there" if no_carbon else ""),

@@ -54,6 +54,8 @@ class ModelGrid:
     reasons: dict[tuple[int, int], str] = field(default_factory=dict)
     # Families whose GPU has no calibration data: their times carry a wider band, and the options say so.
     uncalibrated: npt.NDArray[np.bool_] | None = None
+    # Per family, the fewest instances that would hold the job where it does not fit (NaN: fits, or no count does).
+    min_nodes: FloatArray | None = None
 
 
 @dataclass
@@ -68,6 +70,8 @@ class ConfigEstimate:
     calibrated: bool = True
     # The model's own InputError, when it refused the input rather than the configuration.
     error: InputError | None = None
+    # Where the job does not fit in memory: the fewest GPUs that would hold it (None: no count does).
+    min_gpus: int | None = None
 
 
 def estimate_config(
@@ -107,7 +111,7 @@ def estimate_config(
         text = why or "the model does not fit in GPU memory"
         if needed and not why:
             text += f" (needs at least {needed} GPUs)"
-        return ConfigEstimate(reason=text)
+        return ConfigEstimate(reason=text, min_gpus=needed)
     hours = float(result.time_to_solution_hours or math.nan)
     if not (hours > 0 and math.isfinite(hours)):
         return ConfigEstimate(reason="the performance model gave no time to solution")
@@ -188,6 +192,7 @@ def model_grid(
     hours, low, high, energy = (np.full(shape, np.nan) for _ in range(4))
     reasons: dict[tuple[int, int], str] = {}
     uncalibrated = np.zeros(len(fams), dtype=bool)
+    min_nodes = np.full(len(fams), np.nan)
     cache: dict[tuple[Any, ...], ConfigEstimate] = {}
     for f in range(len(fams)):
         network = float(fams.network_gbps[f])
@@ -209,17 +214,24 @@ def model_grid(
                 cache[key] = found
             if found.reason is not None:
                 reasons[(f, n - 1)] = found.reason
+                if found.min_gpus:
+                    min_nodes[f] = math.ceil(found.min_gpus / float(fams.gpu_count[f]))
             else:
                 hours[f, n - 1], low[f, n - 1] = found.hours, found.hours_low
                 high[f, n - 1], energy[f, n - 1] = found.hours_high, found.energy_kwh
                 uncalibrated[f] |= not found.calibrated
-    complaints = {c.reason for c in cache.values()}
-    input_errors = {c.reason: c.error for c in cache.values() if c.reason and c.error is not None and c.error.field}
-    if cache and None not in complaints and len(complaints) == 1:
-        only = str(next(iter(complaints)))
-        # The same complaint from every configuration is about the input (e.g. a bad option), not the offerings.
-        if only in input_errors:
-            raise input_errors[only]
+    errors = [c.error for c in cache.values()]
+    fields = {e.field if e is not None else None for e in errors}
+    if errors and len(fields) == 1 and None not in fields:
+        # Every configuration refused the same input field (a bad option, or a precision none of these GPUs has):
+        # the complaint is about the input, not the offerings.
+        raise next(e for e in errors if e is not None)
     return ModelGrid(
-        hours=hours, hours_low=low, hours_high=high, energy_kwh=energy, reasons=reasons, uncalibrated=uncalibrated
+        hours=hours,
+        hours_low=low,
+        hours_high=high,
+        energy_kwh=energy,
+        reasons=reasons,
+        uncalibrated=uncalibrated,
+        min_nodes=min_nodes,
     )

@@ -306,6 +306,26 @@ def _co2_kg(fams: Families, grid: CostGrid, options: _Options, rows: _Rows, sel:
     return result
 
 
+def _closest_miss(fams: Families, model: ModelGrid, max_nodes: int) -> str | None:
+    """Where no configuration holds the job: the offering family that needs the fewest instances to hold it (then
+    the fewest GPUs), with the model's reason at the most instances allowed, or None if no family could."""
+    import numpy as np
+
+    needed = model.min_nodes
+    if needed is None or not np.isfinite(needed).any():
+        return None
+    gpus = needed * fams.gpu_count
+    order = np.lexsort((np.where(np.isfinite(gpus), gpus, np.inf), np.where(np.isfinite(needed), needed, np.inf)))
+    f = int(order[0])
+    nodes = int(needed[f])
+    reason = model.reasons.get((f, max_nodes - 1), "it does not fit in GPU memory")
+    allowed = f"{max_nodes} instance{'s' if max_nodes > 1 else ''}"
+    return (
+        f"on up to {allowed}; the closest, {fams.provider[f]} {fams.instance_type[f]} "
+        f"({fams.gpu_count[f]:g} x {fams.gpu[f]} each), would hold it on {nodes} instances. On {allowed}: {reason}"
+    )
+
+
 def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimator: Estimator) -> RankResult:
     """Price ``workload`` on every offering of ``offers`` and configuration (1..``request.max_nodes`` instances).
 
@@ -366,6 +386,7 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
             request.deadline_hours,
             request.budget_usd,
             excluded,
+            _closest_miss(fams, model, request.max_nodes) if not len(options.wall) else None,
         )
         return empty_result(assumptions, None, message, [], excluded)
 

@@ -50,6 +50,29 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "available_now",
     "notes",
 )
+# The dtype of each table column that is not text: an empty table has them too, so results concatenate alike.
+TABLE_DTYPES: dict[str, str] = {
+    "rank": "int64",
+    "nodes": "int64",
+    "spot_risky": "bool",
+    "pareto": "bool",
+    "price_stale": "bool",
+    **{
+        name: "float64"
+        for name in TABLE_COLUMNS
+        if name.endswith(("_usd", "_hours", "_kwh", "_per_hour"))
+        or name in ("gpus_per_node", "expected_interruptions", "p_no_interruption", "co2_kg")
+    },
+}
+
+
+def empty_table() -> pd.DataFrame:
+    """A table with no options and every column's dtype."""
+    import pandas as pd
+
+    return pd.DataFrame({name: pd.Series(dtype=TABLE_DTYPES.get(name, "object")) for name in TABLE_COLUMNS})
+
+
 EXCLUDED_COLUMNS: tuple[str, ...] = (
     "provider",
     "instance_type",
@@ -81,8 +104,9 @@ class RankResult:
 
     @property
     def empty(self) -> bool:
-        """No option met the constraints (``message`` says why)."""
-        return len(self.table) == 0
+        """No option met the constraints (``message`` says why). A comparison whose every choice has only a row of
+        blanks (its ``notes`` say why) is empty too."""
+        return len(self.table) == 0 or bool(self.table["rank"].isna().all())
 
     def records(self) -> list[dict[str, Any]]:
         """The options as plain Python values (float, int, str, bool, None): one dict per row of ``table``."""
@@ -167,6 +191,8 @@ class RankResult:
                 "cost_usd": line.cost_usd,
             }
             for rank, (_, row) in zip(self.table["rank"], self.details.iterrows(), strict=True)
+            # A comparison's choice without an option has a row of blanks and no cost lines.
+            if not pd.isna(rank)
             for line in lines_for(row)
         ]
         return pd.DataFrame.from_records(
@@ -213,7 +239,7 @@ def empty_result(
     import pandas as pd
 
     return RankResult(
-        table=pd.DataFrame(columns=list(TABLE_COLUMNS)),
+        table=empty_table(),
         excluded=excluded,
         assumptions=assumptions,
         catalog_as_of=catalog_as_of,

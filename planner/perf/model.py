@@ -884,21 +884,40 @@ def _sharding_text(plan: Plan) -> str:
     return " (distributed optimizer, ZeRO-1/2)" if plan.zero1 else ""
 
 
+def _fits_on(wl: Workload, spec: GpuSpec, precision: str, count: int, gpus_per_node: int) -> bool:
+    """Whether any layout of ``count`` GPUs holds the job at a micro-batch of 1."""
+    per_node = min(count, gpus_per_node)
+    # The most memory-frugal setting the user allows: recomputation unless they turned it off.
+    frugal = max(_recompute_settings(wl))
+    for template in _candidate_plans(wl, count, per_node):
+        if template.recompute == frugal or not wl.is_transformer:
+            plan = template.batched(1, _global_batch(wl, template.dp, 1))
+            if _memory_bytes(wl, precision, plan) <= _usable_bytes(spec, plan.communicates):
+                return True
+    return False
+
+
 @lru_cache(maxsize=1024)
 def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node: int) -> int | None:
-    """The smallest power-of-two GPU count on which the job fits (a ranking asks once per GPU, not per count)."""
+    """The smallest GPU count on which the job fits (a ranking asks once per GPU, not per count).
+
+    Doubling finds the first power of two that fits; the counts between it and the power below (which does not)
+    are then tried in order: every count up to two nodes, whole nodes beyond, and at most 64 of them (wider steps
+    of whole nodes on the largest jobs). So 12 nodes of 8 are found where 16 would have been said."""
     count = 1
-    while count <= 65536:
-        per_node = min(count, gpus_per_node)
-        # The most memory-frugal setting the user allows: recomputation unless they turned it off.
-        frugal = max(_recompute_settings(wl))
-        for template in _candidate_plans(wl, count, per_node):
-            if template.recompute == frugal or not wl.is_transformer:
-                plan = template.batched(1, _global_batch(wl, template.dp, 1))
-                if _memory_bytes(wl, precision, plan) <= _usable_bytes(spec, plan.communicates):
-                    return count
+    while count <= 65536 and not _fits_on(wl, spec, precision, count, gpus_per_node):
         count *= 2
-    return None
+    if count > 65536:
+        return None
+    lower = count // 2
+    step = 1
+    if lower > 2 * gpus_per_node:
+        step = gpus_per_node * max(1, math.ceil(lower / gpus_per_node / 64))
+    first = (lower // step + 1) * step
+    for candidate in range(first, count, step):
+        if _fits_on(wl, spec, precision, candidate, gpus_per_node):
+            return candidate
+    return count
 
 
 # ---------------------------------------------------------------- the public function
@@ -1108,17 +1127,19 @@ def _estimate(
     # measured on MLPerf Training nodes, which already counts CPUs, memory, network and fans at training load.
     factor = node_factor().expected
     energy = spec.tdp_w * gpus * factor * hours / 1000.0
-    usable_gib = _usable_bytes(spec, plan.communicates) / GIB
+    # The need and the room both count what the framework holds outside the model (the CUDA context, NCCL's
+    # workspaces), so the need is ``memory_per_gpu_gib``.
+    reserved_gib = _reserved_gib(plan.communicates)
+    usable_gib = _usable_bytes(spec, plan.communicates) / GIB + reserved_gib
     why: str | None = None
     min_gpus: int | None = None
     if not choice.fits:
         min_gpus = _min_gpus_to_fit(wl, spec, prec, gpus_per_node or nvlink_domain(spec))
         hint = f"; at least {min_gpus} GPUs would fit" if min_gpus else "; no GPU count fits"
-        nccl = (
-            f", NCCL's workspaces and {COLLECTIVE_HEADROOM:.0%} kept free for its buffers" if plan.communicates else ""
-        )
+        nccl = f" and {COLLECTIVE_HEADROOM:.0%} kept free for NCCL's buffers" if plan.communicates else ""
+        context = "the CUDA context and NCCL's workspaces" if plan.communicates else "the CUDA context"
         why = (
-            f"needs {choice.memory_bytes / GIB:.1f} GiB per GPU even with "
+            f"needs {choice.memory_bytes / GIB + reserved_gib:.1f} GiB per GPU ({context} included) even with "
             + (
                 f"sharding, {'' if plan.recompute else 'no '}recomputation and {plan.tp}-way tensor / "
                 f"{plan.pp}-way pipeline parallelism"
@@ -1126,8 +1147,8 @@ def _estimate(
                 else "a micro-batch of 1" + (" and recomputation" if plan.recompute else "")
             )
             + (" (recompute off, as given)" if wl.is_transformer and wl.recompute == "off" else "")
-            + f", but {spec.id} leaves {usable_gib:.1f} GiB "
-            f"usable of {spec.memory_gib:g} (after the CUDA context, allocator fragmentation{nccl}){hint}"
+            + f", but {spec.id} has {usable_gib:.1f} GiB usable of {spec.memory_gib:g} (after allocator "
+            f"fragmentation{nccl}){hint}"
         )
     layout = (
         f"{'layout' if choice.fits else 'closest layout tried (does not fit)'}: "
@@ -1172,7 +1193,7 @@ def _estimate(
         time_to_solution_hours=shown(hours),
         work=float(work),
         work_unit=wl.work_unit,
-        memory_per_gpu_gib=float(choice.memory_bytes / GIB + _reserved_gib(plan.communicates)),
+        memory_per_gpu_gib=float(choice.memory_bytes / GIB + reserved_gib),
         gpu_memory_gib=float(spec.memory_gib),
         fits_in_memory=choice.fits,
         why_not_fits=why,

@@ -112,7 +112,8 @@ class Workload:
         if bool(self.evaluations) != bool(self.eval_samples):
             given, missing = ("evaluations", "eval_samples") if self.evaluations else ("eval_samples", "evaluations")
             raise InputError(
-                f"must be given with {given}: how many evaluation passes, and how many samples each evaluates",
+                f"must be given, above zero, with {given}: how many evaluation passes, and how many samples each "
+                "evaluates (both 0 for none)",
                 field=missing,
                 related=(given,),
             )
@@ -354,7 +355,7 @@ USER_FIELDS = (
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(workload fields and work aliases, everything else) from one bag of keyword arguments."""
-    names = {f.name for f in dataclasses.fields(Workload)} | set(WORK_ALIASES)
+    names = set(USER_FIELDS) | set(WORK_ALIASES)
     fields = {k: v for k, v in options.items() if k in names}
     rest = {k: v for k, v in options.items() if k not in names}
     return fields, rest
@@ -377,7 +378,8 @@ def resolve_workload(name_or_workload: str | Workload, **fields: Any) -> Workloa
         )
     alias = aliases[0] if aliases else None
     work = given.pop(alias) if alias else None
-    unknown = set(given) - {f.name for f in dataclasses.fields(Workload)}
+    # Only what a user may set: the rest (name, kind, unit, FLOPs per sample ...) describes the preset itself.
+    unknown = set(given) - set(USER_FIELDS)
     if unknown:
         first = sorted(unknown)[0]
         raise checks.unknown(first, "workload option", first, [*USER_FIELDS, *WORK_ALIASES])

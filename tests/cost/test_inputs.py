@@ -92,7 +92,11 @@ def test_filters_that_match_nothing_say_so() -> None:
 
 def test_nothing_fits_says_why() -> None:
     result = _rank(gpu="L4")
-    assert result.message == "no offering can run this job: needs 120 GiB per GPU"
+    # The offering that needs the fewest instances to hold the job is named, with the model's reason.
+    assert result.message == (
+        "no offering can run this job on up to 1 instance; the closest, aws g6.xlarge (1 x L4 each), would hold it "
+        "on 5 instances. On 1 instance: needs 120 GiB per GPU"
+    )
 
 
 def test_fp8_on_a_gpu_without_it_is_an_exclusion_with_the_reason() -> None:

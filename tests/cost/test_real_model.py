@@ -53,7 +53,10 @@ def test_model_reasons_reach_the_exclusions() -> None:
     assert "fp8 is not supported on V100-16GB" in reasons["p3.16xlarge"]
     big = rank("llama-3-70b", catalog=_regions_and_zones(), tokens=1e9, gpu="V100")
     assert big.empty
-    assert big.message is not None and big.message.startswith("no offering can run this job: needs ")
+    assert big.message is not None and big.message.startswith(
+        "no offering can run this job on up to 1 instance; the closest, aws p3.16xlarge (8 x V100-16GB each), would "
+        "hold it on 12 instances. On 1 instance: needs "
+    )
 
 
 def test_a_given_batch_is_stated_in_the_ranking_and_changes_its_times() -> None:

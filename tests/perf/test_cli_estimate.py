@@ -143,7 +143,10 @@ def test_recompute_setting_flows_through_and_costs_a_forward_pass() -> None:
         (["-w", "mpt-7b", "-g", "H100", "--mode", "rlhf"], "--mode"),
         (["-w", "mpt-7b", "-g", "H100", "--stack", "fastest"], "--stack"),
         (["-w", "mpt-7b", "-g", "H100", "--recompute", "sometimes"], "--recompute"),
-        (["-w", "resnet50", "-g", "H100", "--evaluations", "30"], "--eval-samples must be given with --evaluations"),
+        (
+            ["-w", "resnet50", "-g", "H100", "--evaluations", "30"],
+            "--eval-samples must be given, above zero, with --evaluations",
+        ),
         (["-w", "resnet50", "-g", "H100", "--evaluations", "-1", "--eval-samples", "5"], "--evaluations"),
     ],
 )

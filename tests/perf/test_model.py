@@ -387,6 +387,6 @@ def test_evaluations_add_forward_passes_to_the_time_to_solution() -> None:
     assert evaluated.energy_kwh and evaluated.energy_kwh > plain.energy_kwh
     assert any(line.startswith("evaluation: 30 passes of 50000 samples") for line in evaluated.assumptions)
     # Half a schedule is refused, naming the half that is missing.
-    with pytest.raises(InputError, match="must be given with eval_samples") as error:
+    with pytest.raises(InputError, match="must be given, above zero, with eval_samples") as error:
         get_workload("resnet50", eval_samples=1000)
     assert error.value.field == "evaluations"

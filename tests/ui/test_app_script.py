@@ -190,7 +190,7 @@ def test_the_batch_and_the_evaluation_schedule_reach_the_ranking_and_the_link(fi
     app.number_input(key="plan.eval_samples").set_value(0)
     app.button[0].click().run()
     assert not app.exception and app.error[0].value.startswith(
-        "'Samples per evaluation' must be given with 'Evaluation passes'"
+        "'Samples per evaluation' must be given, above zero, with 'Evaluation passes'"
     )
 
 
@@ -279,7 +279,7 @@ def test_estimate_page_takes_the_mode_the_batch_and_the_evaluations(fixture_cata
     assert any("evaluation: 20 passes of 10000 samples" in m.value for m in app.markdown)
     assert app.query_params["batch"] == "512" and "mode" not in app.query_params  # pretrain is the default
     app.number_input(key="estimate.evaluations").set_value(0).run()
-    assert app.error[0].value.startswith("'Evaluation passes' must be given with 'Samples per evaluation'")
+    assert app.error[0].value.startswith("'Evaluation passes' must be given, above zero, with 'Samples per evaluation'")
 
 
 def test_an_estimate_link_reproduces_the_estimate(fixture_catalog: Path) -> None:
