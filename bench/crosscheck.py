@@ -10,7 +10,8 @@ Reads the bundle through planner.load_catalog (what users get) and compares it w
      figure for the same type and region (feed of 2025-06-28), in percentage points.
   3. Figures recorded with their source (data/catalog/sources/price_spot_checks.csv): single figures, and Azure
      Retail Prices API items of 2026-08-22 for four EU regions (andy-diericks/azure-pricing-radar @cf741f25),
-     on-demand and Spot apart.
+     on-demand and Spot apart. Those items price their rows (the newer reading, scripts/build_catalog.py), so they
+     are checked against the bundle's other Azure source, anycloud's all-region table of 2026-05-20.
 Prints every check with its source and date, the differences, and a summary. No network.
 """
 
@@ -170,6 +171,9 @@ def recorded_checks(bundle: pd.DataFrame, group: str = "single") -> list[Check]:
     Spot ("azure-spot") prices.
     """
     checks = []
+    # The Azure items price their rows in the bundle: their second source is the all-region table they replaced.
+    older = pd.read_csv(SOURCES / "azure_gpu_vms_all_regions.csv").rename(columns={"size": "instance_type"})
+    older["provider"] = "azure"
     with (SOURCES / "price_spot_checks.csv").open(newline="", encoding="utf-8") as handle:
         for ref in csv.DictReader(handle):
             retail_item = ref["source"].startswith("Azure Retail Prices API item")
@@ -177,10 +181,11 @@ def recorded_checks(bundle: pd.DataFrame, group: str = "single") -> list[Check]:
             kind = ("azure-spot" if spot else "azure") if retail_item else "single"
             if kind != group:
                 continue
-            rows = bundle[
-                (bundle["provider"] == ref["provider"])
-                & (bundle["instance_type"] == ref["instance_type"])
-                & (bundle["region"] == ref["region"])
+            table = older if retail_item else bundle
+            rows = table[
+                (table["provider"] == ref["provider"])
+                & (table["instance_type"] == ref["instance_type"])
+                & (table["region"] == ref["region"])
             ]
             bundled = _value(rows[ref["column"]].iloc[0]) if len(rows) else None
             column = ref["column"].removesuffix("_usd_per_hour")
@@ -216,8 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         "Google Cloud on-demand vs the other source": gcp_checks(bundle),
         "AWS spot discount vs Spot Advisor savings": aws_spot_checks(bundle),
         "recorded single figures": recorded_checks(bundle),
-        "Azure on-demand vs Retail Prices API items (EU, 2026-08-22)": recorded_checks(bundle, "azure"),
-        "Azure Spot vs Retail Prices API items (EU, 2026-08-22)": recorded_checks(bundle, "azure-spot"),
+        "Azure on-demand: anycloud 2026-05-20 vs Retail Prices API items (EU, 2026-08-22, in the bundle)": (
+            recorded_checks(bundle, "azure")
+        ),
+        "Azure Spot: anycloud 2026-05-20 vs Retail Prices API items (EU, 2026-08-22, in the bundle)": (
+            recorded_checks(bundle, "azure-spot")
+        ),
     }
     total = 0
     for name, checks in groups.items():

@@ -352,12 +352,46 @@ def _apply_list_prices(rows: list[dict[str, Any]], prices: dict[tuple[str, str],
 
 
 # -- Azure ----------------------------------------------------------------------------------------------
+AZURE_RETAIL_ITEM = "Azure Retail Prices API item"
+
+
+def azure_retail_items(folder: Path = SOURCES) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
+    """The Azure Retail Prices API items recorded in ``price_spot_checks.csv``, per (size, region) and column."""
+    items: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for ref in _read_csv(folder / "price_spot_checks.csv"):
+        if ref["provider"] == "azure" and ref["source"].startswith(AZURE_RETAIL_ITEM):
+            items.setdefault((ref["instance_type"], ref["region"]), {})[ref["column"]] = ref
+    return items
+
+
+def _newer_retail_prices(row: dict[str, Any], items: dict[str, dict[str, str]]) -> None:
+    """Price ``row`` from its size and region's Retail Prices API items where they are newer than the all-region
+    table and give both prices: Azure moves Spot prices month to month (the items of 2026-08-22 differ from
+    anycloud's 2026-05-20 copy in 24 of 56 Spot prices, by up to 2x; every pay-as-you-go price agrees), so the newer
+    first-hand reading is the price, and the older copy its second source (bench/crosscheck.py)."""
+    od, spot = items.get("price_usd_per_hour"), items.get("spot_price_usd_per_hour")
+    if od is None or spot is None or od["source_date"] != spot["source_date"]:
+        return
+    as_of = f"{od['source_date']}T00:00:00+00:00"
+    if as_of <= row["as_of"]:
+        return
+    where = od["source"].split(", as saved in ", 1)[-1]
+    row.update(
+        price_usd_per_hour=_price(od["usd_per_hour"]),
+        spot_price_usd_per_hour=_price(spot["usd_per_hour"]),
+        price_source=f"Azure Retail Prices API items (Linux pay-as-you-go and Spot meters), as saved in {where}",
+        as_of=as_of,
+    )
+
+
 def _azure_rows(folder: Path) -> list[dict[str, Any]]:
     """One row per size x region. Azure sells one GPU per size family, so the size names the GPU.
 
-    Prices come from ``folder``'s all-region table; GPU count, vCPUs and memory from ``azure_sizes.csv``.
+    Prices come from ``folder``'s all-region table, or its newer Retail Prices API items where both prices were
+    recorded (``_newer_retail_prices``); GPU count, vCPUs and memory from ``azure_sizes.csv``.
     """
     sizes = {ref["size"]: ref for ref in _read_csv(folder / "azure_sizes.csv")}
+    items = azure_retail_items(folder)
     rows = []
     for ref in _read_csv(folder / AZURE_ALL_REGIONS_FILE):
         spec = sizes[ref["size"]]
@@ -373,6 +407,7 @@ def _azure_rows(folder: Path) -> list[dict[str, Any]]:
             price_usd_per_hour=_price(ref["price_usd_per_hour"]),
             spot_price_usd_per_hour=_price(ref["spot_price_usd_per_hour"]),
         )
+        _newer_retail_prices(row, items.get((ref["size"], ref["region"]), {}))
         rows.append(row)
     return rows
 

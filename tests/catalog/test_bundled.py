@@ -412,3 +412,19 @@ def test_aws_g4dn_g5g_g6_in_every_region_the_snapshot_lists() -> None:
                         ref["Price"],
                         ref["SpotPrice"],
                     )
+
+
+def test_azure_rows_take_the_newer_retail_prices_api_items() -> None:
+    # Azure moves Spot prices month by month: where the Retail Prices API's own items (2026-08-22) give both prices
+    # they replace anycloud's older copy (2026-05-20), with their source and date; the copy stays their second source.
+    rows = {(r["instance_type"], r["region"]): r for r in _read("azure")}
+    items = _load_builder().azure_retail_items()
+    newer = [key for key, columns in items.items() if len(columns) == 2 and key in rows]
+    assert len(newer) == 59
+    for key in newer:
+        row = rows[key]
+        assert row["as_of"] == "2026-08-22T00:00:00+00:00" and row["price_source"].startswith("Azure Retail Prices API")
+        assert float(row["price_usd_per_hour"]) == float(items[key]["price_usd_per_hour"]["usd_per_hour"])
+    t4 = rows[("Standard_NC16as_T4_v3", "northeurope")]
+    assert float(t4["spot_price_usd_per_hour"]) == 0.44796  # anycloud's copy said 0.87485
+    assert rows[("Standard_NC16as_T4_v3", "eastus2")]["as_of"] == "2026-05-20T04:50:10+00:00"
