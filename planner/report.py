@@ -28,6 +28,7 @@ OFFER_TABLE_COLUMNS = (
     "gpu_memory_gib",
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
+    "spot_note",
 )
 OFFER_WIDE_COLUMNS = (
     "provider",
@@ -42,6 +43,7 @@ OFFER_WIDE_COLUMNS = (
     "network_gbps",
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
+    "spot_note",
     "spot_interruption",
     "availability",
     "as_of",

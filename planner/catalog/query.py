@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from planner import checks
-from planner.catalog.schema import PROVIDERS
+from planner.catalog.schema import PROVIDERS, is_local_zone
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
 from planner.report import WARNING_PREFIX
@@ -204,7 +204,24 @@ def with_derived(frame: pd.DataFrame, now: datetime | None = None) -> pd.DataFra
     frame["price_per_gpu_usd_per_hour"] = frame["price_usd_per_hour"] / frame["gpu_count"]
     frame["spot_price_per_gpu_usd_per_hour"] = frame["spot_price_usd_per_hour"] / frame["gpu_count"]
     frame["stale"] = stale_prices(frame["as_of"], now)
+    frame["spot_note"] = spot_notes(frame)
     return frame
+
+
+def spot_notes(frame: pd.DataFrame) -> list[str]:
+    """What a spot price does not say by itself: ``FLOOR`` (at the clouds' 90%-off floor: little capacity may trade
+    there), ``no discount`` (spot at the on-demand price), ``Local Zone`` (an opt-in metro zone); empty otherwise."""
+    notes = []
+    for flags, zone in zip(frame["flags"].fillna("").astype(str), frame["zone"].fillna("").astype(str), strict=True):
+        parts = []
+        if "spot_at_floor" in flags:
+            parts.append("FLOOR")
+        if "spot_at_on_demand" in flags:
+            parts.append("no discount")
+        if is_local_zone(zone):
+            parts.append("Local Zone")
+        notes.append(", ".join(parts))
+    return notes
 
 
 def stale_prices(as_of: pd.Series, now: datetime | None = None) -> npt.NDArray[np.bool_]:
@@ -228,12 +245,17 @@ def age_hours(as_of: str, now: datetime) -> float:
 
 
 def collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (provider, instance type, region): the zone with the cheapest spot price stands for it."""
+    """One row per (provider, instance type, region): the standard zone with the cheapest spot price stands for it
+    (a Local Zone only where the region has no other row: it must be opted into, so it is not the region's price)."""
     if frame.empty:
         return frame
-    order = frame.sort_values(
-        ["spot_price_usd_per_hour", "price_usd_per_hour"], na_position="last", kind="stable"
-    ).drop_duplicates(["provider", "instance_type", "region"], keep="first")
+    local = frame["zone"].map(is_local_zone).astype(bool)
+    order = (
+        frame.assign(_local=local)
+        .sort_values(["_local", "spot_price_usd_per_hour", "price_usd_per_hour"], na_position="last", kind="stable")
+        .drop_duplicates(["provider", "instance_type", "region"], keep="first")
+        .drop(columns="_local")
+    )
     return order.sort_index()
 
 

@@ -7,6 +7,7 @@ reader. It is deliberately separate from the in-memory ``Offer`` class: adding a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -28,6 +29,18 @@ def availability_allows(availability: str, *, spot: bool) -> bool:
 
 
 # AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
+# AWS Local Zones ("usw2-lax1-az1", name "us-west-2-lax-1a": a metro extension of the region) and Wavelength Zones
+# ("use1-wl1-bos-wlz1") carry a location segment after the region's and must be opted into first; a standard zone
+# ("use1-az4", "us-east-1a") and other clouds' zones ("us-central1-a", Azure's "1") do not.
+LOCAL_ZONE = re.compile(r"^[a-z]+\d+-(?!az\d+$)[a-z]+\d+-|^[a-z]{2}(-gov)?-[a-z]+-\d+-[a-z]+\d*-")
+LOCAL_ZONE_NOTE = "Local Zone (a metro extension of the region): opt the account in before launching there"
+
+
+def is_local_zone(zone: object) -> bool:
+    """Whether ``zone`` is an AWS Local or Wavelength Zone (ID or name), not one of the region's standard zones."""
+    return isinstance(zone, str) and bool(LOCAL_ZONE.match(zone))
+
+
 SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 # Azure's Spot eviction-rate bands (portal and Resource Graph SpotResources), which a row may carry instead.
 AZURE_EVICTION_BANDS = ("0-5%", "5-10%", "10-15%", "15-20%", "20+%")

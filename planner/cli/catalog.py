@@ -81,6 +81,14 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     )
 
 
+# What each `offers` spot note means (planner.catalog.query.spot_notes), said once under a table that shows it.
+SPOT_NOTE_MEANINGS = {
+    "FLOOR": "the price sits at the clouds' 90%-off floor, not a market price: little spot capacity may trade there",
+    "no discount": "the spot price equals the on-demand one (the cloud caps spot at on-demand)",
+    "Local Zone": "an AWS Local Zone, a metro extension of the region: opt the account in before launching there",
+}
+
+
 def offers(
     gpu: Annotated[
         list[str] | None, typer.Option("--gpu", "-g", help="GPU name, any spelling; repeat for several.")
@@ -136,6 +144,8 @@ def offers(
         note("no offering matches these filters")
     view = OFFER_WIDE_COLUMNS if wide else OFFER_TABLE_COLUMNS
     columns = tuple(c for c in view if c in frame.columns)
+    if "spot_note" in frame.columns and not frame["spot_note"].astype(bool).any():
+        columns = tuple(c for c in columns if c != "spot_note")  # nothing to say: no empty column
     if by_zone:
         columns = ("provider", "region", "zone", *columns[2:])
     if available_only:
@@ -148,6 +158,11 @@ def offers(
         columns=columns,
         drop_first=OFFER_WIDE_DROP_ORDER if wide else (),
     )
+    if fmt == "table" and not quiet and "spot_note" in frame.columns:
+        shown = set(", ".join(frame["spot_note"]).split(", "))
+        for label, meaning in SPOT_NOTE_MEANINGS.items():
+            if label in shown:
+                note(f"spot note {label}: {meaning}")
 
 
 def status(
