@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.query import stale_prices
+from planner.catalog.schema import LOCAL_ZONE_NOTE
 from planner.cost import explain
 from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
@@ -88,6 +89,8 @@ class _Rows:
     region_codes: IntArray
     region_names: Any
     n_regions: int
+    # AWS Local Zone rows: a region's option of their own (opt-in), never the region's cheapest zone.
+    local_zone: BoolArray
 
 
 def _rows(offers: pd.DataFrame) -> _Rows:
@@ -117,7 +120,20 @@ def _rows(offers: pd.DataFrame) -> _Rows:
         region_codes=region_codes.astype(np.int64),
         region_names=region_names,
         n_regions=int(region_codes.max()) + 1,
+        local_zone=_local_zones(offers["zone"]),
     )
+
+
+def _local_zones(zones: pd.Series) -> BoolArray:
+    """Which rows are AWS Local Zones: the rule per distinct zone, then gathered."""
+    import numpy as np
+    import pandas as pd
+
+    from planner.catalog.schema import is_local_zone
+
+    codes, values = pd.factorize(zones.fillna(""))
+    local: BoolArray = np.array([is_local_zone(str(v)) for v in values] + [False], dtype=bool)[codes]
+    return local
 
 
 def _zone_representatives(rows: _Rows, fams: Families, pricing: str) -> list[tuple[int, IntArray, IntArray]]:
@@ -129,7 +145,9 @@ def _zone_representatives(rows: _Rows, fams: Families, pricing: str) -> list[tup
     import pandas as pd
 
     every = np.arange(len(rows.od_price))
-    zone_group, zone_groups = pd.factorize((fams.code * rows.n_regions + rows.region_codes) * N_BUCKETS + rows.bucket)
+    # A Local Zone is an option of its own (it must be opted into), not a zone the region's price may come from.
+    region_key = (fams.code * rows.n_regions + rows.region_codes) * 2 + rows.local_zone
+    zone_group, zone_groups = pd.factorize(region_key * N_BUCKETS + rows.bucket)
     reps: list[tuple[int, IntArray, IntArray]] = []
     for spot_code, allowed, row_price in ((0, rows.od_ok, rows.od_price), (1, rows.spot_ok, rows.spot_price)):
         if pricing in ("both", PRICING_NAMES[spot_code]):
@@ -249,17 +267,17 @@ def _select_and_order(
 ) -> tuple[IntArray, BoolArray, FloatArray]:
     """The options shown, in order, which are on the cost-time Pareto front, and their kgCO2e.
 
-    One option per family, region, node count and pricing (the cheapest, then fastest, spot bucket's row); ordered by
-    cost, time, cost x time or CO2, ties by time/cost, then on-demand first, fewer nodes, catalog position.
+    One option per family, region (its Local Zones apart), node count and pricing (the cheapest, then fastest, spot
+    bucket's row); ordered by cost, time, cost x time or CO2, ties by time/cost, then on-demand first, fewer nodes,
+    catalog position.
     """
     import numpy as np
 
     o = options
     sel = ok.nonzero()[0]
-    group = (
-        (fams.code[o.row[sel]] * rows.n_regions + rows.region_codes[o.row[sel]]) * (request.max_nodes + 1)
-        + o.nodes[sel]
-    ) * 2 + o.spot[sel]
+    # A region's Local Zone (opt-in) stays an option beside the region's standard zones, not instead of them.
+    region = (fams.code[o.row[sel]] * rows.n_regions + rows.region_codes[o.row[sel]]) * 2 + rows.local_zone[o.row[sel]]
+    group = (region * (request.max_nodes + 1) + o.nodes[sel]) * 2 + o.spot[sel]
     order = np.lexsort((o.wall[sel], o.cost[sel], group))
     first_of_group = np.ones(len(order), dtype=bool)
     first_of_group[1:] = group[order][1:] != group[order][:-1]
@@ -464,6 +482,10 @@ def _table(
         grid.wall_hours[cells],
         spot_warning_hours,
     )
+    local = _local_zones(offers["zone"].take(rows).reset_index(drop=True))
+    if local.any():
+        prefix = np.where(notes[local] == "", "", "; ")
+        notes[local] = notes[local] + prefix.astype(object) + LOCAL_ZONE_NOTE
     if model.uncalibrated is not None and model.uncalibrated[family].any():
         # An uncalibrated GPU's time is the model's extrapolation: say so where the number stands.
         unsure = model.uncalibrated[family]

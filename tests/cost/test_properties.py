@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from cost.fakes import FakeEstimator
 from planner.api import rank
-from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS
+from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS, is_local_zone
 from planner.cost.lines import billed_hours, billing_steps
 from planner.cost.pareto import pareto_mask
 
@@ -30,7 +30,8 @@ offer = st.fixed_dictionaries(
         "family": st.sampled_from(range(len(FAMILIES))),
         "provider": st.sampled_from(["aws", "gcp", "azure"]),
         "region": st.sampled_from(["r1", "r2", "r3"]),
-        "zone": st.sampled_from(["", "a", "b"]),
+        # A Local Zone ID too: an option of its own beside the region's standard zones.
+        "zone": st.sampled_from(["", "a", "b", "usw2-lax1-az1"]),
         "price_usd_per_hour": st.one_of(st.none(), st.floats(0.5, 120.0)),
         "spot_price_usd_per_hour": st.one_of(st.none(), st.floats(0.1, 120.0)),
         "spot_interruption": st.one_of(st.none(), st.sampled_from(SPOT_INTERRUPTION_BUCKETS)),
@@ -111,7 +112,12 @@ def test_ranking_invariants(specs: list[dict[str, Any]], options: dict[str, Any]
         dominated = ((cost <= cost[i]) & (time <= time[i]) & ((cost < cost[i]) | (time < time[i]))).any()
         assert bool(table["pareto"].iloc[i]) == (not dominated)
     # Zones collapse: one option per offering, region, node count and pricing.
-    assert not table.duplicated(["provider", "instance_type", "region", "nodes", "pricing"]).any()
+    local = table["zone"].map(is_local_zone)
+    assert (
+        not table.assign(local=local)
+        .duplicated(["provider", "instance_type", "region", "local", "nodes", "pricing"])
+        .any()
+    )
     # Reservation-only rows are all accounted for among the exclusions.
     reserved = int((catalog["availability"] == "reservation-only").sum())
     reasons = result.excluded["reason"].str.startswith("sold as reservation only")
