@@ -66,7 +66,10 @@ COLUMNS = (
 
 # Fitted coefficients: (section, key, lower bound, upper bound). Everything else in perf_params.json is fixed.
 FITTED: tuple[tuple[str, str, float, float], ...] = (
-    ("transformer", "peak_efficiency", 0.2, 0.95),
+    # At most the reference GPU's measured share of its peak (A100 SXM: 271.2 of 312 TFLOP/s, data/gpu_ceilings.csv):
+    # a large GEMM then runs at, never above, each GPU's measured matmul ceiling. Bounded at 0.95 the fit took 0.899,
+    # 3.5% above the ceiling on every GPU.
+    ("transformer", "peak_efficiency", 0.2, 0.869),
     ("transformer", "hidden_half", 1.0, 4000.0),
     ("transformer", "tokens_half", 1.0, 8000.0),
     ("transformer", "bytes_per_activation", 1.0, 400.0),

@@ -66,6 +66,11 @@ KIND_NAMES = {"cnn": "CNN", "encoder": "encoder (BERT-class)", "decoder": "decod
 # from 1.67 of FP16's to 1.05. NVIDIA's tuned recipe (MLPerf) is Hopper-native.
 LATER_THAN_ADA = frozenset({"hopper", "blackwell"})
 AMPERE_KERNELS_AFTER_ADA = 0.6
+# The largest job estimated: the largest published training runs use tens of thousands of GPUs.
+MAX_GPUS = 65536
+# The precisions of mixed-precision training (16-bit or 8-bit tensor-core math), where NVIDIA's tuned CNN recipe was
+# measured.
+MIXED_PRECISIONS = frozenset({"fp16", "bf16", "fp8"})
 # Of mixed-precision Adam's 16 bytes per parameter, the FP32 master weights and two moments (ZeRO paper, Rajbhandari
 # et al. 2020: 12 of 16) are what a distributed optimizer shards.
 OPTIMIZER_SHARE = 12.0 / 16.0
@@ -326,10 +331,18 @@ class Estimate:
 # ---------------------------------------------------------------- input checks
 
 
-def _check_precision(spec: GpuSpec, precision: str, notes: list[str]) -> str:
+def _check_precision(spec: GpuSpec, precision: str, notes: list[str], wl: Workload | None = None) -> str:
     key = str(precision).strip().lower()
     if key not in PRECISIONS:
         raise InputError(f"must be one of {', '.join(PRECISIONS)}, got {precision!r}", field="precision")
+    if key == "fp8" and wl is not None and not wl.is_transformer:
+        # FP8 training is Transformer Engine's: its FP8 GEMMs replace a transformer's linear layers. No framework
+        # trains convolutions in FP8, so there is no FP8 CNN run to estimate (and none was ever measured).
+        raise InputError(
+            f"fp8 applies to transformer workloads (Transformer Engine's FP8 linear layers); {wl.name} trains in "
+            "bf16, fp16, tf32 or fp32",
+            field="precision",
+        )
     if key == "fp8" and not spec.supports("fp8"):
         raise InputError(
             f"fp8 is not supported on {spec.id} (needs Ada, Hopper or newer); use bf16 or fp16", field="precision"
@@ -414,9 +427,10 @@ def _ampere_kernels(wl: Workload, spec: GpuSpec, precision: str) -> bool:
     """Whether a typical stack runs Ampere-era kernels on a later GPU: a transformer's FlashAttention-2-class
     attention, or a CNN's tensor-core convolutions. Eager attention (typical BERT scripts) is cuBLAS batched GEMMs,
     native to every GPU; FP32 runs on the CUDA cores; the tuned stacks are native."""
-    if wl.stack == "tuned" or spec.architecture not in LATER_THAN_ADA:
+    if wl.stack == "tuned" or spec.architecture not in LATER_THAN_ADA or precision == "fp32":
+        # FP32 runs on the CUDA cores (no FlashAttention, no tensor-core convolutions): nothing Ampere-era to pay.
         return False
-    return not wl.eager_attention if wl.is_transformer else precision != "fp32"
+    return not wl.eager_attention if wl.is_transformer else True
 
 
 def _sample_time(
@@ -443,8 +457,11 @@ def _sample_time(
         mem_bytes = fam["bytes_per_flop"] * (wl.flops_per_sample or 0.0) * micro_batch * elem / 2.0
         # Batch norm, activations and optimizer run on the CUDA cores, not the tensor cores.
         vector = fam["vector_flops_per_flop"] * flops / (spec.fp32_tflops * 1e12)
-        # NVIDIA's tuned CNN recipes (DALI input pipeline, channels-last, fused batch-norm + ReLU, CUDA graphs).
-        speedup = fam.get("tuned_speedup", 1.0) if wl.stack == "tuned" else 1.0
+        # NVIDIA's tuned CNN recipes (DALI input pipeline, channels-last, fused batch-norm + ReLU, CUDA graphs),
+        # measured in mixed precision (MLPerf ResNet-50). In FP32 and TF32 NVIDIA's own ResNet-50 tables are within
+        # 5% of the typical stack, or below it: no speed-up there (it would put MFU above the FP32 peak).
+        tuned = wl.stack == "tuned" and precision in MIXED_PRECISIONS
+        speedup = fam.get("tuned_speedup", 1.0) if tuned else 1.0
         return (flops / (peak * eff) + vector) / speedup, mem_bytes / bw / speedup, flops
     fam = params["transformer"]
     seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
@@ -623,6 +640,18 @@ def _step_time(
             if wl.stack == "tuned":
                 # Transformer Engine overlaps tensor-parallel collectives with the GEMMs that produce and use them.
                 tp_comm *= perf_params()["transformer"].get("tuned_tp_exposed", 1.0)
+        if plan.pp > 1:
+            # Between pipeline stages: each micro-batch's activations forward and their gradients backward, once per
+            # virtual stage, every rank sending its 1/tp slice (Megatron's scatter-gather), point to point and
+            # waited for by the 1F1B schedule. Stages are the outermost rank dimension: adjacent ones sit on
+            # different nodes once a stage's tensor x data x context ranks fill a node, and share its NICs.
+            elem = ELEMENT_BYTES["bf16" if precision == "fp8" else precision]  # FP8 recipes exchange BF16
+            volume = plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem / plan.tp
+            if plan.tp * plan.dp * plan.cp >= gpus_per_node and network_gbps > 0:
+                link_gbs = network_gbps / 8.0 * comm["network_efficiency"] / gpus_per_node
+            else:
+                link_gbs = _link_gbs(spec, interconnect, 2)
+            tp_comm += 2 * plan.vp * (volume / (link_gbs * 1e9) + comm["collective_latency_s"])
     host_bound = max(host, feed) > per_micro + tp_comm
     # NVIDIA's BERT recipe caches its evaluation set on the GPUs (--cache_eval_data): its feed paces training only.
     unfed = max(per_micro + tp_comm, host)
@@ -831,11 +860,21 @@ def _choose(
         if not template.recompute and micro == _micro_batches(wl, dp, want)[0]:
             # Recomputation only buys memory: with the full micro-batch already fitting it is pure cost.
             skip_recompute.add(mode)
-        plan = template.batched(micro, _global_batch(wl, dp, micro))
-        timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
-        rate = timing.samples_per_step / timing.step_s
-        if best is None or rate > best[0] * 1.0001:
-            best = (rate, plan, need)
+        sizes = [micro]
+        if template.pp > 1:
+            # A pipeline's bubble shrinks with more, smaller micro-batches: the largest that fits is not always the
+            # fastest (a GPU with more memory would otherwise come out slower), so the smaller ones are timed too.
+            sizes += [m for m in _micro_batches(wl, dp, want) if m < micro]
+        previous = 0.0
+        for size in sizes:
+            plan = template.batched(size, _global_batch(wl, dp, size))
+            timing = _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network)
+            rate = timing.samples_per_step / timing.step_s
+            if best is None or rate > best[0] * 1.0001:
+                best = (rate, plan, need if size == micro else _memory_bytes(wl, precision, plan))
+            if rate < previous:
+                break  # past the best trade of bubble against per-micro-batch efficiency: smaller only loses more
+            previous = rate
     if best is not None:
         _rate, plan, need = best
         return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, True)
@@ -869,8 +908,9 @@ def _host_bound_note(wl: Workload, plan: Plan) -> str:
         rate = 1.0 / params["transformer"]["tuned_input_s_per_token"]
         return (
             f"paced by the recipe's input feed, not the GPU: NVIDIA's tuned BERT recipe feeds a GPU at most "
-            f"{rate:,.0f} tokens/s (MLPerf BERT: every Blackwell run trains 1.4-1.5x a Hopper, not the 2.2x of its "
-            "tensor cores); a faster GPU waits"
+            f"{rate:,.0f} tokens/s (MLPerf BERT-Large: every Blackwell run trains 1.4-1.5x a Hopper, not the 2.2x of "
+            "its tensor cores); a faster GPU waits, so every GPU this feed paces (on a smaller model, Hopper and "
+            "Blackwell alike) runs at the same rate"
         )
     return (
         f"paced by the host's kernel launches, not the GPU: eager PyTorch at a micro-batch of {plan.micro_batch} "
@@ -905,9 +945,9 @@ def _min_gpus_to_fit(wl: Workload, spec: GpuSpec, precision: str, gpus_per_node:
     are then tried in order: every count up to two nodes, whole nodes beyond, and at most 64 of them (wider steps
     of whole nodes on the largest jobs). So 12 nodes of 8 are found where 16 would have been said."""
     count = 1
-    while count <= 65536 and not _fits_on(wl, spec, precision, count, gpus_per_node):
+    while count <= MAX_GPUS and not _fits_on(wl, spec, precision, count, gpus_per_node):
         count *= 2
-    if count > 65536:
+    if count > MAX_GPUS:
         return None
     lower = count // 2
     step = 1
@@ -949,8 +989,8 @@ def estimate(
     else:
         resolution = lookup(str(gpu))
         spec, gpu_note = resolution.spec, resolution.note
-    gpus = checks.whole("gpus", gpus)
-    gpus_per_node = checks.optional_whole("gpus_per_node", gpus_per_node)
+    gpus = checks.whole("gpus", gpus, most=MAX_GPUS)
+    gpus_per_node = checks.optional_whole("gpus_per_node", gpus_per_node, most=MAX_GPUS)
     if interconnect is not None:
         checks.choice("interconnect", interconnect, INTERCONNECTS)
     network_gbps = checks.optional_number("network_gbps", network_gbps)
@@ -1005,7 +1045,7 @@ def _estimate(
     gpu_note: str | None = None,
 ) -> Estimate:
     notes: list[str] = [gpu_note] if gpu_note else []
-    prec = _check_precision(spec, precision, notes)
+    prec = _check_precision(spec, precision, notes, wl)
     per_node = gpus_per_node or min(gpus, nvlink_domain(spec))
     per_node = min(per_node, gpus)
     link = interconnect or default_interconnect(spec)
@@ -1034,6 +1074,16 @@ def _estimate(
                 field="measured_on",
             )
         scale = measured / reference.throughput
+        if reference.mfu is not None and reference.mfu * scale > 1.0:
+            # More model FLOPs per second than the GPUs' dense peak: not a measurement of this workload (a total
+            # given per GPU, another unit, another model).
+            raise InputError(
+                f"{measured:g} {wl.throughput_unit} on {ref_gpus}x {ref_spec.id} would be MFU "
+                f"{reference.mfu * scale:.3g}, above the GPUs' dense {precision} peak; check the unit "
+                f"({wl.throughput_unit}, all {ref_gpus} GPUs together) and the workload",
+                field="measured",
+                related=("measured_on",),
+            )
         notes.append(
             f"rescaled by the user's measurement {measured:g} {wl.throughput_unit} on {ref_gpus}x {ref_spec.id} "
             f"(model: {reference.throughput:.4g}; factor {scale:.2f})"
@@ -1083,13 +1133,22 @@ def _estimate(
             f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / reference_share:.2f} "
             f"({ceiling_origin(spec, prec)})"
         )
+    if wl.batch_per_gpu and plan.micro_batch < wl.batch_per_gpu and choice.fits:
+        # The user's micro-batch was not run as given: say why where the layout is stated.
+        share = wl.global_batch // plan.dp if wl.global_batch else None
+        if share is not None and share < wl.batch_per_gpu:
+            why_smaller = f"the global batch {wl.global_batch} leaves {share} per data-parallel rank"
+        else:
+            why_smaller = "a larger one does not fit in memory with this layout" + (
+                ", or ran slower through the pipeline" if plan.pp > 1 else ""
+            )
+        notes.append(f"micro-batch {plan.micro_batch} per GPU, not the {wl.batch_per_gpu} given: {why_smaller}")
     if timing.host_bound and choice.fits:
         notes.append(_host_bound_note(wl, plan))
     if not wl.is_transformer and wl.stack == "tuned" and prec in ("fp32", "tf32"):
         notes.append(
-            f"the tuned CNN speed-up was measured in mixed precision (MLPerf ResNet-50); in {prec} it is an "
-            "extrapolation: NVIDIA's own ResNet-50 tables are within 5% of the typical stack in FP32 and 9-12% "
-            "below it in TF32"
+            f"the tuned CNN speed-up was measured in mixed precision (MLPerf ResNet-50) and is not applied in {prec}: "
+            "NVIDIA's own ResNet-50 tables are within 5% of the typical stack in FP32 and 9-12% below it in TF32"
         )
     if _ampere_kernels(wl, spec, prec):
         kernels, evidence, native = (
@@ -1162,7 +1221,15 @@ def _estimate(
         wl.software_text,
         layout,
         _nodes_text(gpus, per_node)
-        + (f", {link} inside a node" if gpus > 1 else "")
+        + (
+            (
+                ", NVLink bridges between pairs and PCIe across pairs inside a node"
+                if link == "nvlink" and per_node > 2
+                else f", {link} inside a node"
+            )
+            if gpus > 1
+            else ""
+        )
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
         "throughput from dense peak x fitted efficiency and memory bandwidth (data/perf_params.json)",
         f"energy at the node's wall = GPUs x TDP {spec.tdp_w:g} W x node factor {factor:.2f} (measured MLPerf "

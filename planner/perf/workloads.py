@@ -79,6 +79,11 @@ class Workload:
     eval_samples: float = 0.0
 
     def __post_init__(self) -> None:
+        for name in ("mode", "stack", "recompute"):
+            # Any case, as precisions and GPU names are read ("LoRA", "Tuned").
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, value.strip().lower())
         checks.choice("kind", self.kind, KINDS)
         checks.choice("mode", self.mode, MODES)
         checks.choice("work_unit", self.work_unit, tuple(UNITS))
@@ -240,7 +245,9 @@ class Workload:
             return f"{work:.4g} tokens (default {self.mode} budget)"
         if self.kind == "cnn":
             return f"{work:.4g} images (90 epochs of ImageNet-1k)"
-        return f"{work:.4g} sequences (1M steps x 256, BERT pre-training)"
+        if self.mode == "pretrain":
+            return f"{work:.4g} sequences (1M steps x 256, BERT pre-training)"
+        return f"{work:.4g} sequences (2 epochs of SQuAD v1.1's 88k sequences, default {self.mode} budget)"
 
 
 def transformer_params(layers: int, hidden: int, vocab: int) -> float:
@@ -281,7 +288,7 @@ WORKLOADS: dict[str, Workload] = {
         # 48 GB cards, at most 49. The 2022 post's 11 GB cards ran 192 in FP16 and 96 in FP32; if, as the 2025 post
         # says of its method, the batch was lowered by 32 until it fit, 224 in FP16 did not: at least 44.5 MB.
         activation_bytes_per_sample=45e6,
-        description="ResNet-50 v1.5 on ImageNet-1k, 224x224, 90 epochs",
+        description="ResNet-50 v1.5 on ImageNet-1k, 224x224",
     ),
     "bert-large": Workload(
         name="bert-large",
@@ -293,7 +300,7 @@ WORKLOADS: dict[str, Workload] = {
         vocab=30522,
         seq_len=128,
         work_unit="sequences",
-        description="BERT-Large pre-training (24 layers, hidden 1024)",
+        description="BERT-Large (24 layers, hidden 1024)",
     ),
     "bert-base": Workload(
         name="bert-base",
@@ -305,7 +312,7 @@ WORKLOADS: dict[str, Workload] = {
         vocab=30522,
         seq_len=128,
         work_unit="sequences",
-        description="BERT-Base pre-training (12 layers, hidden 768)",
+        description="BERT-Base (12 layers, hidden 768)",
     ),
     "llama-2-7b": _decoder("llama-2-7b", 6.74e9, 32, 4096, 32, 32000, 4096, "Llama 2 7B"),
     "llama-2-13b": _decoder("llama-2-13b", 13.0e9, 40, 5120, 40, 32000, 4096, "Llama 2 13B"),
@@ -432,7 +439,7 @@ def _build(name_or_workload: str | Workload, given: dict[str, Any]) -> Workload:
     if preset is None:
         raise checks.unknown("workload", "workload", name_or_workload, workload_names(), shown=20)
     if preset.kind == "cnn":
-        shaped = sorted({"layers", "hidden", "heads", "vocab", "seq_len"} & set(given))
+        shaped = sorted({"layers", "hidden", "heads", "vocab", "seq_len", "params"} & set(given))
         if shaped:
             raise InputError(f"does not apply to the CNN workload {preset.name}; drop it", field=shaped[0])
     elif ("layers" in given or "hidden" in given) and "params" not in given:

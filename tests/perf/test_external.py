@@ -107,12 +107,14 @@ def test_dle_bert_per_gpu_throughput_declines_a_little_from_8_to_256_gpus() -> N
     assert 0.0 < decline < 0.12, per_gpu
 
 
-def test_tuned_cnn_outside_mixed_precision_says_it_extrapolates() -> None:
+def test_tuned_cnn_outside_mixed_precision_is_not_sped_up_and_says_so() -> None:
     # The tuned CNN speed-up is solved on MLPerf's FP16 ResNet-50 runs; NVIDIA's TF32 tables match the typical stack.
     tf32 = model.estimate("resnet50", "A100-80GB", 8, "tf32", stack="tuned")
+    typical = model.estimate("resnet50", "A100-80GB", 8, "tf32")
     fp16 = model.estimate("resnet50", "A100-80GB", 8, "fp16", stack="tuned")
-    assert any("extrapolation" in note for note in tf32.assumptions)
-    assert not any("extrapolation" in note for note in fp16.assumptions)
+    assert any("is not applied in tf32" in note for note in tf32.assumptions)
+    assert tf32.throughput == typical.throughput
+    assert not any("not applied" in note for note in fp16.assumptions)
 
 
 def test_timm_resnet50_runs_are_sourced_and_the_geforce_levels_hold() -> None:
