@@ -418,7 +418,10 @@ def rank(
             available_only=available_only,
         ),
     )
-    oldest = oldest_prices(selection.offers if len(selection.offers) else frame)
+    # Ages of the providers the answer comes from; with no offering left, of those asked for (all by default).
+    asked = [name.lower() for name in _as_list(provider, "provider")]
+    judged = frame[frame["provider"].isin(asked)] if asked else frame
+    oldest = oldest_prices(selection.offers if len(selection.offers) else judged)
     now = datetime.now(UTC)
     ages = {provider: age_hours(stamp, now) for provider, stamp in sorted(oldest.items())}
     check_age(ages, max_age_hours)
@@ -458,10 +461,18 @@ def compare(
     pricing, side by side; a choice without an option says why in ``notes``. One name may be given as a string."""
     from planner.cost.compare import best_of_each, closest_miss
 
-    gpus, instance_types = _as_list(gpus, "gpus"), _as_list(instance_types, "instance_types")
-    if bool(gpus) == bool(instance_types):
+    # A name given twice is one choice.
+    gpus = list(dict.fromkeys(_as_list(gpus, "gpus")))
+    instance_types = list(dict.fromkeys(_as_list(instance_types, "instance_types")))
+    if not gpus and not instance_types:
         raise InputError(
-            "(one or more) or instance_types is needed to compare, not both", field="gpus", related=("instance_types",)
+            "or instance_types must name what to compare (one or more)", field="gpus", related=("instance_types",)
+        )
+    if gpus and instance_types:
+        raise InputError(
+            "and instance_types cannot both be given: compare GPUs or instance types",
+            field="gpus",
+            related=("instance_types",),
         )
     for name in ("top", "gpu", "instance_type"):
         if name in constraints:

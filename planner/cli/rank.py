@@ -161,6 +161,9 @@ def _render(
             # compare's compact "why" stays one line per row: cut with an ellipsis (CSV and JSON have all of it).
             one_line=("why",),
         )
+        if output is not None:
+            # A table written to a file keeps the headline the terminal shows above it.
+            text = "".join(f"{line}\n" for line in result.headline_lines()) + text
     report.emit(text, output)
 
 
@@ -224,7 +227,9 @@ def _finish(
         note(f"spot FLOOR: {SPOT_FLOOR_NOTE} (the clouds' deepest discount)")
     if fmt == "table" and not quiet:
         if shown < total:
-            note(f"showing {shown} of {total} options; --top K or --format csv for more")
+            rows = len(shown_table) if shown_table is not None else shown
+            in_rows = f" in {rows} rows" if rows != shown else ""
+            note(f"showing {shown} of {total} options{in_rows}; --top K or --format csv for more")
         if not wide and shown:
             note("--wide adds GPUs per node, cost range, expected interruptions, Pareto and notes")
         if len(result.excluded):
@@ -342,7 +347,8 @@ def rank(
     table = result.table
     if fmt == "table":
         # One row for an offering sold alike in many regions (Lambda's one price in 17); CSV and JSON keep each.
-        table = report.collapse_regions(table, view)
+        # Ordered by CO2, regions whose grids differ are different answers: their rows stay apart.
+        table = report.collapse_regions(table, (*view, "co2_kg") if by == "co2" else view)
     table = table.head(shown_top) if shown_top is not None else table
     title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
     _render(result, table, fmt, output, title, view, wide=wide)

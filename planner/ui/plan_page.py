@@ -197,7 +197,8 @@ def _answer(result: RankResult, form: PlanForm) -> None:
     st.subheader(f"{len(view)} options, {int(view['pareto'].sum())} on the cost/time Pareto front")
     st.altair_chart(_chart(view), width="stretch")
     # One row for an offering sold alike in many regions ("us-east-1 +16 more"); the CSV download keeps each region.
-    rows = report.collapse_regions(view, SHOWN_COLUMNS)
+    # Ordered by CO2, regions whose grids differ are different answers: their rows stay apart.
+    rows = report.collapse_regions(view, (*SHOWN_COLUMNS, "co2_kg") if form.by == "co2" else SHOWN_COLUMNS)
     st.dataframe(rows[[c for c in SHOWN_COLUMNS if c in rows.columns]], hide_index=True, column_config=COLUMN_CONFIG)
     st.download_button("Download CSV", report.to_csv(result.table), file_name="gpu-plan.csv", mime="text/csv")
     with st.expander("Cost lines of the best option"):
