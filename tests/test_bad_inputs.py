@@ -49,6 +49,12 @@ HUGE = "1" + "0" * 400
         (["compare", "-w", "llama-3-8b"], "--gpu"),
         (["rank", "-w", "resnet50", "--seq-len", "128"], "--seq-len"),
         (["rank", "-w", "llama-3-8b", "--instance", "p9.huge"], "--instance"),
+        # What click itself refuses (a value it cannot read, a missing option) is one line too, not a usage block.
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--gpus", "1.5"], "--gpus"),
+        (["rank", "-w", "llama-3-8b", "--tokens", "abc"], "--tokens"),
+        (["catalog", "history", "--instance", "p5.48xlarge"], "--region"),
+        (["estimate", "-w", "llama-3-8b", "-g", "H100", "--gpus", "100000000"], "--gpus"),
+        (["estimate", "-w", "resnet50", "-g", "H100", "--precision", "fp8"], "--precision"),
     ],
 )
 def test_cli_bad_input_is_one_line_naming_the_flag_and_exit_2(cli: CliRun, args: list[str], flag: str) -> None:

@@ -122,8 +122,32 @@ def message_for(exc: PlannerError, argv: list[str]) -> str:
 
 def main() -> None:
     """Entry point: PlannerError becomes one line on stderr and its exit code, never a traceback."""
+    from typer.exceptions import TyperException
+
     try:
-        build_command()(prog_name="gpuplan")
+        # Not standalone: click's own handling would print a usage block for a value it cannot parse.
+        code = build_command()(prog_name="gpuplan", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except typer.Abort:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except TyperException as exc:
+        # Click's own errors (typer's bundled click): a value it cannot read ("--gpus 1.5"), a missing option, an
+        # extra argument. One line, as ours are, with where the options are listed.
+        from planner.report import visible
+
+        context = getattr(exc, "ctx", None)
+        where = f"{context.command_path} --help" if context is not None else "gpuplan --help"
+        text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        param = getattr(exc, "param", None)
+        flags = [opt for opt in getattr(param, "opts", []) if opt.startswith("--")]
+        if flags:
+            # Named as ours are: the flag first ("--gpus '1.5' is not a valid int").
+            missing = type(exc).__name__ == "MissingParameter"
+            text = f"{flags[0]} is required" if missing else f"{flags[0]} {getattr(exc, 'message', text)}"
+        print(f"error: {visible(text)} ({where} lists the options)", file=sys.stderr)
+        sys.exit(int(getattr(exc, "exit_code", 2)))
     except PlannerError as exc:
         from planner.report import visible
 
