@@ -32,7 +32,7 @@ def availability_allows(availability: str, *, spot: bool) -> bool:
 # AWS Local Zones ("usw2-lax1-az1", name "us-west-2-lax-1a": a metro extension of the region) and Wavelength Zones
 # ("use1-wl1-bos-wlz1") carry a location segment after the region's and must be opted into first; a standard zone
 # ("use1-az4", "us-east-1a") and other clouds' zones ("us-central1-a", Azure's "1") do not.
-LOCAL_ZONE = re.compile(r"^[a-z]+\d+-(?!az\d+$)[a-z]+\d+-|^[a-z]{2}(-gov)?-[a-z]+-\d+-[a-z]+\d*-")
+LOCAL_ZONE = re.compile(r"^[a-z]+\d+-[a-z]+\d+-|^[a-z]{2}(?:-gov)?-[a-z]+-\d+-[a-z]+\d*-")
 LOCAL_ZONE_NOTE = "Local Zone (a metro extension of the region): opt the account in before launching there"
 
 

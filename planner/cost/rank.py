@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.query import stale_prices
-from planner.catalog.schema import LOCAL_ZONE_NOTE
+from planner.catalog.schema import LOCAL_ZONE, LOCAL_ZONE_NOTE
 from planner.cost import explain
 from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
@@ -129,10 +129,11 @@ def _local_zones(zones: pd.Series) -> BoolArray:
     import numpy as np
     import pandas as pd
 
-    from planner.catalog.schema import is_local_zone
-
-    codes, values = pd.factorize(zones.fillna(""))
-    local: BoolArray = np.array([is_local_zone(str(v)) for v in values] + [False], dtype=bool)[codes]
+    # One regular-expression match per distinct zone, in one vectorised call; a missing zone is code -1: the last
+    # entry, False.
+    codes, values = pd.factorize(zones)
+    matched = pd.Series(values).str.contains(LOCAL_ZONE.pattern, regex=True, na=False).to_numpy(dtype=bool)
+    local: BoolArray = np.append(matched, False)[codes]
     return local
 
 
@@ -423,6 +424,7 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         rows.bucket[chosen.row],
         co2,
         request.spot_warning_hours,
+        rows.local_zone[chosen.row],
     )
     return RankResult(
         table=table,
@@ -454,8 +456,10 @@ def _table(
     bucket: npt.NDArray[np.int64],
     co2: npt.NDArray[np.float64],
     spot_warning_hours: float | None,
+    local: npt.NDArray[np.bool_],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The options table (TABLE_COLUMNS) and, row for row, the quantities of its cost lines."""
+    """The options table (TABLE_COLUMNS) and, row for row, the quantities of its cost lines; ``local`` marks the
+    rows in AWS Local Zones."""
     import numpy as np
     import pandas as pd
 
@@ -482,7 +486,6 @@ def _table(
         grid.wall_hours[cells],
         spot_warning_hours,
     )
-    local = _local_zones(offers["zone"].take(rows).reset_index(drop=True))
     if local.any():
         prefix = np.where(notes[local] == "", "", "; ")
         notes[local] = notes[local] + prefix.astype(object) + LOCAL_ZONE_NOTE
