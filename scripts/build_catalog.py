@@ -79,7 +79,12 @@ UPSTREAMS: dict[str, Upstream] = {
     ),
     "gcp": Upstream(
         files=("gcp_gpu_vms.csv", "gcp_n1_host_rows.csv", "gcp_n1_gpu_attach_limits.csv"),
-        origin="skypilot-catalog catalogs/v9/gcp/vms.csv @2c3d7ea7",
+        # Most rows are priced from the list-price table (Cyclenerd pricing.yml @fd66b26f, 2026-07-30) and a few from
+        # single SKUs (sources/gcp_sku_prices.csv); the origin names all three, as each row's price_source does.
+        origin=(
+            "skypilot-catalog catalogs/v9/gcp/vms.csv @2c3d7ea7; Cyclenerd google-cloud-pricing-cost-calculator "
+            "pricing.yml @fd66b26f (list prices); sources/gcp_sku_prices.csv (A4 SKUs)"
+        ),
         price_source="skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 (Cloud Billing SKUs; as_of approximate)",
         as_of="2026-07-09T00:00:00+00:00",
     ),
@@ -87,7 +92,10 @@ UPSTREAMS: dict[str, Upstream] = {
     # the date is that of the upstream commit, which rewrote the file from the API that day.
     "azure": Upstream(
         files=(AZURE_ALL_REGIONS_FILE,),
-        origin="anycloud-sh/catalog azure/vms.csv @62ff0a98 (2026-05-20)",
+        origin=(
+            "anycloud-sh/catalog azure/vms.csv @62ff0a98 (2026-05-20); Azure Retail Prices API items "
+            "(andy-diericks/azure-pricing-radar @cf741f25, 2026-08-22) for 59 EU rows"
+        ),
         price_source=(
             "anycloud-sh/catalog azure/vms.csv @62ff0a98 (SkyPilot-format copy of the Azure Retail Prices API, "
             "Linux pay-as-you-go and Spot meters)"
