@@ -68,3 +68,12 @@ def test_an_empty_ranking_has_the_same_dtypes_as_a_full_one() -> None:
     assert empty.empty and not full.empty
     pd.testing.assert_series_equal(empty.table.dtypes, full.table.dtypes)
     assert pd.concat([empty.table, full.table])["cost_usd"].dtype == "float64"
+
+
+def test_regions_and_instance_types_are_read_in_any_case() -> None:
+    upper = planner.offers(instance_type="P5.48XLARGE", region="US-EAST-1")
+    lower = planner.offers(instance_type="p5.48xlarge", region="us-east-1")
+    pd.testing.assert_frame_equal(upper, lower)
+    assert len(planner.catalog_history("P5.48XLARGE", "US-EAST-1")) == len(
+        planner.catalog_history("p5.48xlarge", "us-east-1")
+    )

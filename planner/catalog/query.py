@@ -133,6 +133,13 @@ def _describe(spec: OfferFilter) -> str:
     return "; ".join(parts)
 
 
+def _catalog_names(field: str, kind: str, values: list[str], known: list[str]) -> list[str]:
+    """Each of ``values`` as the catalog spells it, matched in any case ("US-EAST-1", "P5.48XLARGE"); an unknown
+    one raises ``checks.unknown``."""
+    spelled = {name.lower(): name for name in known}
+    return checks.names(field, kind, [spelled.get(value.lower(), value) for value in values], known)
+
+
 def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
     """The one catalog filter: the rows ``spec`` keeps, in catalog order, every zone; unknown names are errors."""
     import numpy as np
@@ -152,10 +159,12 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
     # The known names are read only when a filter names some: listing them costs a pass over the catalog.
     regions = [str(r) for r in spec.regions]
     if regions:
-        checks.names("region", "region", regions, frame["region"].unique().tolist())
+        regions = _catalog_names("region", "region", regions, frame["region"].unique().tolist())
     instances = [str(i) for i in spec.instance_types]
     if instances:
-        checks.names("instance_type", "instance type", instances, frame["instance_type"].unique().tolist())
+        instances = _catalog_names(
+            "instance_type", "instance type", instances, frame["instance_type"].unique().tolist()
+        )
 
     notes: list[str] = []
     mask = np.ones(len(frame), dtype=bool)

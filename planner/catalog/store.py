@@ -337,14 +337,16 @@ class CatalogStore:
         return _typed_frame(pd.DataFrame.from_records(rows, columns=list(COLUMN_NAMES)))
 
     def history(self, instance_type: str, region: str, provider: str | None = None) -> pd.DataFrame:
-        """The price of one offering across every snapshot, oldest first (one row per snapshot and zone)."""
+        """The price of one offering across every snapshot, oldest first (one row per snapshot and zone); the names
+        are matched in any case."""
         import pandas as pd
 
         query = (
             "SELECT s.id AS snapshot_id, s.kind AS snapshot_kind, s.created_at, o.provider, o.instance_type,"
             " o.region, o.zone, o.gpu, o.gpu_count, o.price_usd_per_hour, o.spot_price_usd_per_hour, o.as_of"
             " FROM offerings o JOIN snapshots s ON s.id = o.snapshot_id"
-            " WHERE o.instance_type = ? AND o.region = ?"
+            # Any case, as GPU names are read: "P5.48XLARGE", "US-EAST-1".
+            " WHERE o.instance_type = ? COLLATE NOCASE AND o.region = ? COLLATE NOCASE"
         )
         params: list[str] = [instance_type, region]
         if provider is not None:
