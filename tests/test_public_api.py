@@ -51,6 +51,6 @@ def test_public_values_are_python_floats_not_numpy_scalars() -> None:
     result = planner.rank("llama-3-8b", tokens=2e9, top=5)
     for record in result.records():
         for name, kind in _numbers(record).items():
-            assert kind is (int if name in ("rank", "nodes") else float), (name, kind)
+            assert kind is (int if name in ("rank", "nodes", "gpus_per_node") else float), (name, kind)
     for line in result.cost_lines(1):
         assert type(line.quantity) is float and type(line.unit_price_usd) is float and type(line.cost_usd) is float

@@ -56,3 +56,11 @@ def test_readme_names_the_two_commands_and_ci_runs_the_test_one() -> None:
     assert "bash scripts/dev.sh test" in README
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
     assert "bash scripts/dev.sh test" in ci
+
+
+def test_the_rank_columns_the_readme_lists_are_the_tables() -> None:
+    from planner.cost.result import TABLE_COLUMNS
+
+    listed = re.search(r"Columns are stable, units last: `([^`]*)`", README)
+    assert listed is not None
+    assert [name.strip() for name in listed.group(1).split(",")] == list(TABLE_COLUMNS)

@@ -42,11 +42,12 @@ def best_of_each(
             rows.append({"choice": name, "pricing": kind, "notes": reason})
             detail_rows.append({})
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
-    numeric = ("gpus_per_node", "expected_interruptions", "p_no_interruption", "co2_kg")
+    numeric = ("expected_interruptions", "p_no_interruption", "co2_kg")
     for column in (c for c in TABLE_COLUMNS if c in numeric or c.endswith(("_usd", "_hours", "_kwh", "_per_hour"))):
         frame[column] = pd.to_numeric(frame[column])
     frame["rank"] = frame["rank"].astype("Int64")
     frame["nodes"] = frame["nodes"].astype("Int64")
+    frame["gpus_per_node"] = pd.to_numeric(frame["gpus_per_node"]).astype("Int64")
     for column in ("spot_risky", "pareto"):
         # True/False, or missing on a choice's row of blanks: pandas' nullable boolean, not objects.
         frame[column] = frame[column].astype("boolean")

@@ -502,7 +502,8 @@ def _table(
             "zone": text(taken("zone")),
             "instance_type": text(fams.instance_type[family]),
             "gpu": text(fams.gpu[family]),
-            "gpus_per_node": fams.gpu_count[family],
+            # Whole GPUs: a fractional-GPU offering never reaches the table (the model does not estimate it).
+            "gpus_per_node": fams.gpu_count[family].astype(np.int64),
             "nodes": nodes.astype(np.int64),
             "pricing": pricing,
             "price_usd_per_hour": price,

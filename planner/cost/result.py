@@ -54,6 +54,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
 TABLE_DTYPES: dict[str, str] = {
     "rank": "int64",
     "nodes": "int64",
+    "gpus_per_node": "int64",
     "spot_risky": "bool",
     "pareto": "bool",
     "price_stale": "bool",
@@ -61,7 +62,7 @@ TABLE_DTYPES: dict[str, str] = {
         name: "float64"
         for name in TABLE_COLUMNS
         if name.endswith(("_usd", "_hours", "_kwh", "_per_hour"))
-        or name in ("gpus_per_node", "expected_interruptions", "p_no_interruption", "co2_kg")
+        or name in ("expected_interruptions", "p_no_interruption", "co2_kg")
     },
 }
 
