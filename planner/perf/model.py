@@ -387,7 +387,9 @@ def _link_gbs(spec: GpuSpec, interconnect: str, group: int) -> float:
     pcie = 16.0 * 2 ** (spec.pcie_gen - 3) * comm["pcie_efficiency"]
     if interconnect == "nvswitch" and spec.nvlink_gbps:
         return float(spec.nvlink_gbps / 2 * comm["nvlink_efficiency"])
-    if interconnect == "nvlink" and spec.nvlink_gbps and group <= 2:
+    # NVLink bridges join pairs; an OAM board's links (AMD's Infinity Fabric) join every GPU pair of the node
+    # directly, a full mesh that serves a collective over all of them as a switch would.
+    if interconnect == "nvlink" and spec.nvlink_gbps and (group <= 2 or spec.form_factor == "oam"):
         return float(spec.nvlink_gbps / 2 * comm["nvlink_efficiency"])
     return float(pcie)
 

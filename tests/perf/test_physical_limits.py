@@ -126,3 +126,14 @@ def test_a_cnn_refuses_a_parameter_count() -> None:
     with pytest.raises(InputError) as caught:
         estimate("resnet50", "H100", params=1e9)
     assert caught.value.field == "params"
+
+
+def test_an_infinity_fabric_mesh_serves_all_eight_gpus_not_just_pairs() -> None:
+    # The clouds list MI300X nodes' direct GPU links as "nvlink" (no switch): a full mesh, unlike NVL bridge pairs.
+    listed = estimate("bert-large", "MI300X", 8, interconnect="nvlink")
+    default = estimate("bert-large", "MI300X", 8)
+    assert listed.throughput == default.throughput
+    pairs = estimate("bert-large", "H100-NVL", 8, interconnect="nvlink")
+    switched = estimate("bert-large", "H100-NVL", 8, interconnect="nvswitch")
+    assert pairs.throughput is not None and switched.throughput is not None
+    assert pairs.throughput < switched.throughput
