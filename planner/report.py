@@ -185,6 +185,7 @@ TABLE_HEADERS: dict[str, str] = {
     "gpus_per_node": "GPUs/node",
     "price_usd_per_hour": "$/h",
     "spot_price_usd_per_hour": "spot $/h",
+    "spot_note": "spot note",
     "time_to_solution_hours": "hours",
     "cost_usd": "cost $",
     "cost_low_usd": "low $",
