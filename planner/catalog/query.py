@@ -217,6 +217,14 @@ def with_derived(frame: pd.DataFrame, now: datetime | None = None) -> pd.DataFra
     return frame
 
 
+# What each spot note means, said once under a table that shows it (the CLI's `offers`, the app's Catalog page).
+SPOT_NOTE_MEANINGS = {
+    "FLOOR": "the price sits at the clouds' 90%-off floor, not a market price: little spot capacity may trade there",
+    "no discount": "the spot price equals the on-demand one (the cloud caps spot at on-demand)",
+    "Local Zone": "an AWS Local Zone, a metro extension of the region: opt the account in before launching there",
+}
+
+
 def spot_notes(frame: pd.DataFrame) -> list[str]:
     """What a spot price does not say by itself: ``FLOOR`` (at the clouds' 90%-off floor: little capacity may trade
     there), ``no discount`` (spot at the on-demand price), ``Local Zone`` (an opt-in metro zone); empty otherwise."""

@@ -81,14 +81,6 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     )
 
 
-# What each `offers` spot note means (planner.catalog.query.spot_notes), said once under a table that shows it.
-SPOT_NOTE_MEANINGS = {
-    "FLOOR": "the price sits at the clouds' 90%-off floor, not a market price: little spot capacity may trade there",
-    "no discount": "the spot price equals the on-demand one (the cloud caps spot at on-demand)",
-    "Local Zone": "an AWS Local Zone, a metro extension of the region: opt the account in before launching there",
-}
-
-
 def offers(
     gpu: Annotated[
         list[str] | None, typer.Option("--gpu", "-g", help="GPU name, any spelling; repeat for several.")
@@ -160,6 +152,8 @@ def offers(
     )
     if fmt == "table" and not quiet and "spot_note" in frame.columns:
         shown = set(", ".join(frame["spot_note"]).split(", "))
+        from planner.catalog.query import SPOT_NOTE_MEANINGS
+
         for label, meaning in SPOT_NOTE_MEANINGS.items():
             if label in shown:
                 note(f"spot note {label}: {meaning}")

@@ -7,6 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from planner import api, report
+from planner.catalog.query import SPOT_NOTE_MEANINGS
+from planner.catalog.schema import PROVIDERS
 from planner.ui.cache import cached_catalog, cached_history, cached_status
 
 # The compact offers view (planner.report), plus what a buyer checks next.
@@ -76,10 +78,14 @@ def render_catalog_page() -> None:
     _freshness(status)
     left, middle, right = st.columns(3)
     gpus = left.multiselect("GPU", sorted(catalog["gpu"].unique()), default=[])
-    providers = middle.multiselect("Provider", ["aws", "gcp", "azure"], default=[])
+    providers = middle.multiselect("Provider", list(PROVIDERS), default=[])
     spot = right.toggle("Spot only")
     frame = api.offers(gpu=gpus or None, provider=providers or None, spot=spot, catalog=catalog)
     st.subheader(f"{len(frame)} offerings")
     st.dataframe(frame[[c for c in OFFER_COLUMNS if c in frame.columns]], hide_index=True)
+    shown = set(", ".join(frame["spot_note"]).split(", ")) if "spot_note" in frame.columns else set()
+    for label, meaning in SPOT_NOTE_MEANINGS.items():
+        if label in shown:
+            st.caption(f"spot note **{label}**: {meaning}")
     st.download_button("Download CSV", report.to_csv(frame), file_name="gpu-offerings.csv", mime="text/csv")
     _price_history(frame)

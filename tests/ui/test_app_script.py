@@ -335,6 +335,23 @@ def test_catalog_page_renders_offerings_freshness_and_history(fixture_catalog: P
     assert {"p5.48xlarge", "g2-standard-8"} <= set(offers["instance_type"])
     assert app.get("vega_lite_chart")  # type: ignore[attr-defined]
     assert any("snapshot holds this offering" in c.value for c in app.caption)
+    provider = next(box for box in app.multiselect if box.label == "Provider")
+    assert {"lambda", "paperspace"} <= set(provider.options)
+
+
+def test_catalog_page_explains_a_spot_price_at_its_floor(
+    isolated_store: Path, no_bundled_catalog: Path, clear_app_caches: None
+) -> None:
+    with CatalogStore(seed=False) as store:
+        floor = make_offer(price_usd_per_hour=10.0, spot_price_usd_per_hour=1.0, flags="spot_at_floor")
+        store.write_snapshot("aws", [floor], source="fixture", as_of="2026-11-01T00:00:00+00:00")
+    app = _app()
+    app.switch_page("planner/ui/pages/catalog.py")  # type: ignore[attr-defined]
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception
+    offers = next(f.value for f in app.dataframe if "instance_type" in f.value.columns)
+    assert list(offers["spot_note"]) == ["FLOOR"]
+    assert any("90%-off floor" in c.value for c in app.caption)
 
 
 def test_one_price_in_many_regions_is_one_row_of_the_table(fixture_catalog: Path, clear_app_caches: None) -> None:
