@@ -897,6 +897,15 @@ def _nodes_text(gpus: int, per_node: int) -> str:
     return f"{full + 1} nodes ({shares} GPUs)"
 
 
+def _link_text(spec: GpuSpec, link: str, per_node: int) -> str:
+    """How a node's GPUs are joined, for the assumptions (as ``_link_gbs`` reads the interconnect)."""
+    if link == "nvlink" and spec.form_factor == "oam":
+        return ", direct links between every GPU pair inside a node (a full mesh, such as AMD's Infinity Fabric)"
+    if link == "nvlink" and per_node > 2:
+        return ", NVLink bridges between pairs and PCIe across pairs inside a node"
+    return f", {link} inside a node"
+
+
 def _host_bound_note(wl: Workload, plan: Plan) -> str:
     """Why a faster GPU would not run this job faster: the host or the recipe's input feed sets the pace."""
     params = perf_params()
@@ -1223,15 +1232,7 @@ def _estimate(
         wl.software_text,
         layout,
         _nodes_text(gpus, per_node)
-        + (
-            (
-                ", NVLink bridges between pairs and PCIe across pairs inside a node"
-                if link == "nvlink" and per_node > 2
-                else f", {link} inside a node"
-            )
-            if gpus > 1
-            else ""
-        )
+        + (_link_text(spec, link, per_node) if gpus > 1 else "")
         + (f", {network:g} Gbps network per node" if nodes > 1 else ""),
         "throughput from dense peak x fitted efficiency and memory bandwidth (data/perf_params.json)",
         f"energy at the node's wall = GPUs x TDP {spec.tdp_w:g} W x node factor {factor:.2f} (measured MLPerf "

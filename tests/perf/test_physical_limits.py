@@ -133,6 +133,7 @@ def test_an_infinity_fabric_mesh_serves_all_eight_gpus_not_just_pairs() -> None:
     listed = estimate("bert-large", "MI300X", 8, interconnect="nvlink")
     default = estimate("bert-large", "MI300X", 8)
     assert listed.throughput == default.throughput
+    assert any("direct links between every GPU pair" in line for line in listed.assumptions)
     pairs = estimate("bert-large", "H100-NVL", 8, interconnect="nvlink")
     switched = estimate("bert-large", "H100-NVL", 8, interconnect="nvswitch")
     assert pairs.throughput is not None and switched.throughput is not None
