@@ -150,7 +150,7 @@ def _cell(value: Any, column: str) -> str:
         if column.endswith("_usd"):
             return f"{value:,.2f}"
         if value.is_integer() and abs(value) < 1e6:
-            return f"{int(value)}"
+            return f"{int(value):,}"  # thousands separated as the other numbers are (1,125 beside 1,307)
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if column == "as_of" and isinstance(value, str):
         return value[:10]
