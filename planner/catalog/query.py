@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from planner import checks
-from planner.catalog.schema import PROVIDERS, is_local_zone
+from planner.catalog.schema import LOCAL_ZONE, PROVIDERS
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
 from planner.report import WARNING_PREFIX
@@ -225,20 +225,41 @@ SPOT_NOTE_MEANINGS = {
 }
 
 
-def spot_notes(frame: pd.DataFrame) -> list[str]:
+def local_zones(zones: pd.Series) -> npt.NDArray[np.bool_]:
+    """Which rows are AWS Local Zones (``schema.LOCAL_ZONE``): one vectorised match per distinct zone; a missing
+    zone is not one."""
+    import numpy as np
+    import pandas as pd
+
+    codes, values = pd.factorize(zones)
+    matched = pd.Series(values).str.contains(LOCAL_ZONE.pattern, regex=True, na=False).to_numpy(dtype=bool)
+    # factorize gives -1 for a missing zone: the last entry, False.
+    result: npt.NDArray[np.bool_] = np.append(matched, False)[codes]
+    return result
+
+
+def spot_notes(frame: pd.DataFrame) -> npt.NDArray[np.object_]:
     """What a spot price does not say by itself: ``FLOOR`` (at the clouds' 90%-off floor: little capacity may trade
-    there), ``no discount`` (spot at the on-demand price), ``Local Zone`` (an opt-in metro zone); empty otherwise."""
-    notes = []
-    for flags, zone in zip(frame["flags"].fillna("").astype(str), frame["zone"].fillna("").astype(str), strict=True):
-        parts = []
-        if "spot_at_floor" in flags:
-            parts.append("FLOOR")
-        if "spot_at_on_demand" in flags:
-            parts.append("no discount")
-        if is_local_zone(zone):
-            parts.append("Local Zone")
-        notes.append(", ".join(parts))
-    return notes
+    there), ``no discount`` (spot at the on-demand price), ``Local Zone`` (an opt-in metro zone); empty otherwise.
+    Worded once per distinct (flags, Local Zone) pair, then gathered."""
+    import numpy as np
+    import pandas as pd
+
+    local = local_zones(frame["zone"])
+    flag_codes, flag_values = pd.factorize(frame["flags"].fillna(""))
+    key = flag_codes * 2 + local
+    unique_keys, inverse = np.unique(key, return_inverse=True)
+    words = []
+    for value in unique_keys.tolist():
+        flags, in_local_zone = str(flag_values[value // 2]), bool(value % 2)
+        parts = [label for flag, label in SPOT_FLAG_LABELS if flag in flags]
+        words.append(", ".join([*parts, "Local Zone"] if in_local_zone else parts))
+    result: npt.NDArray[np.object_] = np.array(words, dtype=object)[np.asarray(inverse).reshape(-1)]
+    return result
+
+
+# Catalog flags a spot note names, in its words.
+SPOT_FLAG_LABELS = (("spot_at_floor", "FLOOR"), ("spot_at_on_demand", "no discount"))
 
 
 def stale_prices(as_of: pd.Series, now: datetime | None = None) -> npt.NDArray[np.bool_]:
@@ -266,14 +287,16 @@ def collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
     (a Local Zone only where the region has no other row: it must be opted into, so it is not the region's price)."""
     if frame.empty:
         return frame
-    local = frame["zone"].map(is_local_zone).astype(bool)
-    order = (
-        frame.assign(_local=local)
-        .sort_values(["_local", "spot_price_usd_per_hour", "price_usd_per_hour"], na_position="last", kind="stable")
-        .drop_duplicates(["provider", "instance_type", "region"], keep="first")
-        .drop(columns="_local")
+    # Ordered and deduplicated on the few key columns only; the whole frame is taken once, at the end.
+    keys = frame[["provider", "instance_type", "region", "spot_price_usd_per_hour", "price_usd_per_hour"]].assign(
+        local=local_zones(frame["zone"])
     )
-    return order.sort_index()
+    kept = (
+        keys.sort_values(["local", "spot_price_usd_per_hour", "price_usd_per_hour"], na_position="last", kind="stable")
+        .drop_duplicates(["provider", "instance_type", "region"], keep="first")
+        .index.sort_values()
+    )
+    return frame.loc[kept]
 
 
 def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame, list[str]]:

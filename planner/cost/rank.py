@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog.query import stale_prices
-from planner.catalog.schema import LOCAL_ZONE, LOCAL_ZONE_NOTE
+from planner.catalog.query import local_zones, stale_prices
+from planner.catalog.schema import LOCAL_ZONE_NOTE
 from planner.cost import explain
 from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
@@ -120,21 +120,8 @@ def _rows(offers: pd.DataFrame) -> _Rows:
         region_codes=region_codes.astype(np.int64),
         region_names=region_names,
         n_regions=int(region_codes.max()) + 1,
-        local_zone=_local_zones(offers["zone"]),
+        local_zone=local_zones(offers["zone"]),
     )
-
-
-def _local_zones(zones: pd.Series) -> BoolArray:
-    """Which rows are AWS Local Zones: the rule per distinct zone, then gathered."""
-    import numpy as np
-    import pandas as pd
-
-    # One regular-expression match per distinct zone, in one vectorised call; a missing zone is code -1: the last
-    # entry, False.
-    codes, values = pd.factorize(zones)
-    matched = pd.Series(values).str.contains(LOCAL_ZONE.pattern, regex=True, na=False).to_numpy(dtype=bool)
-    local: BoolArray = np.append(matched, False)[codes]
-    return local
 
 
 def _zone_representatives(rows: _Rows, fams: Families, pricing: str) -> list[tuple[int, IntArray, IntArray]]:
