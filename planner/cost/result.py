@@ -154,10 +154,10 @@ class RankResult:
                     f" (cost {band}; {row['expected_interruptions']:.2g} interruptions expected, "
                     f"P(none) {row['p_no_interruption']:.0%}{'; RISKY' if row['spot_risky'] else ''})"
                 )
-                risky_first = self.table[(self.table["pricing"] == "spot") & self.table["rank"].notna()]
-                if not row["spot_risky"] and len(risky_first) and int(risky_first.iloc[0]["rank"]) != int(row["rank"]):
+                spot = self.table[(self.table["pricing"] == "spot") & self.table["rank"].notna()]
+                if not row["spot_risky"] and len(spot) and int(spot.iloc[0]["rank"]) != int(row["rank"]):
                     # The table's first spot option is RISKY: the headline names the best one that is not.
-                    top = risky_first.iloc[0]
+                    top = spot.iloc[0]
                     text += (
                         f"; the first spot option, #{int(top['rank'])} at ${top['cost_usd']:,.0f}, is RISKY and "
                         "skipped here"

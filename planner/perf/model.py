@@ -331,11 +331,11 @@ class Estimate:
 # ---------------------------------------------------------------- input checks
 
 
-def _check_precision(spec: GpuSpec, precision: str, notes: list[str], wl: Workload | None = None) -> str:
+def _check_precision(spec: GpuSpec, precision: str, notes: list[str], wl: Workload) -> str:
     key = str(precision).strip().lower()
     if key not in PRECISIONS:
         raise InputError(f"must be one of {', '.join(PRECISIONS)}, got {precision!r}", field="precision")
-    if key == "fp8" and wl is not None and not wl.is_transformer:
+    if key == "fp8" and not wl.is_transformer:
         # FP8 training is Transformer Engine's: its FP8 GEMMs replace a transformer's linear layers. No framework
         # trains convolutions in FP8, so there is no FP8 CNN run to estimate (and none was ever measured).
         raise InputError(
@@ -406,8 +406,12 @@ def _dp_bandwidth(spec: GpuSpec, interconnect: str, plan: Plan, gpus_per_node: i
     # gpus_per_node / tp ranks, and as many NICs, per node: with 8-way tensor parallelism each GPU's gradient or
     # shard traffic crosses nodes through a single NIC.
     ranks_per_node = max(1, min(group, gpus_per_node // plan.tp))
-    node_net = network_gbps / 8.0 * perf_params()["comm"]["network_efficiency"]
-    return float(min(intra, node_net * ranks_per_node / gpus_per_node))
+    return float(min(intra, _node_network_gbs(network_gbps) * ranks_per_node / gpus_per_node))
+
+
+def _node_network_gbs(network_gbps: float) -> float:
+    """What a node's network cards carry in GB/s, all of them together, at the fitted network efficiency."""
+    return float(network_gbps / 8.0 * perf_params()["comm"]["network_efficiency"])
 
 
 def _fp8_relative(family: dict[str, float], stack: str) -> float:
@@ -432,7 +436,7 @@ def _ampere_kernels(wl: Workload, spec: GpuSpec, precision: str) -> bool:
     if wl.stack == "tuned" or spec.architecture not in LATER_THAN_ADA or precision == "fp32":
         # FP32 runs on the CUDA cores (no FlashAttention, no tensor-core convolutions): nothing Ampere-era to pay.
         return False
-    return not wl.eager_attention if wl.is_transformer else True
+    return not (wl.is_transformer and wl.eager_attention)
 
 
 def _sample_time(
@@ -650,7 +654,7 @@ def _step_time(
             elem = ELEMENT_BYTES["bf16" if precision == "fp8" else precision]  # FP8 recipes exchange BF16
             volume = plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem / plan.tp
             if plan.tp * plan.dp * plan.cp >= gpus_per_node and network_gbps > 0:
-                link_gbs = network_gbps / 8.0 * comm["network_efficiency"] / gpus_per_node
+                link_gbs = _node_network_gbs(network_gbps) / gpus_per_node
             else:
                 link_gbs = _link_gbs(spec, interconnect, 2)
             tp_comm += 2 * plan.vp * (volume / (link_gbs * 1e9) + comm["collective_latency_s"])
