@@ -21,8 +21,9 @@ LoRA, 5-8% for BERT, 0.4% for ResNet-50. Any other start-up after run_start is n
 Each row also shows the low/high band ``estimate()`` gives the user, in minutes, and the summary counts the runs that
 fell inside it (a band marked * is an extrapolation: that GPU has no calibration measurements of that kind of model).
 None of these runs is in the benchmark rows the model is fitted on; NVIDIA's two v4.0 ResNet-50 rows set the two
-tuned-CNN constants (``calibration.solve_tuned_cnn``) and its v5.0 B200 BERT row the tuned encoder's feed rate
-(``calibration.solve_tuned_encoder``): they, and ratios taken with them, are left out of the summary.
+tuned-CNN constants (``calibration.solve_tuned_cnn``), and its v4.0 H100 and H200 and v5.0 B200 BERT rows the tuned
+encoder's three (its HBM traffic, its rate and its feed; ``calibration.solve_tuned_encoder``): they, and ratios taken
+with them, are left out of the summary.
 A ratio taken with a run on a system MLPerf lists as "preview" (``status``: hardware or software not yet available
 at submission; v4.1's B200) is marked; the summary counts every ratio, and beside it those of available systems.
 """
