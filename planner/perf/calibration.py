@@ -168,7 +168,7 @@ PRIORS: dict[str, Any] = {
         # and 8 H200s (5.21 min): the share of the typical stack's element-wise HBM traffic NVIDIA's BERT recipe
         # leaves (fused attention, fused bias + GELU and bias + dropout + residual + layer norm, packed sequences)
         # from their ratio, 1.05x where the H200's bandwidth would give 1.11x at the decoders' share; and its rate
-        # over the fitted typical-stack rate, from the H100. The starting values are the decoders'.
+        # matmul rate over the fitted typical-stack rate, from the H100. The starting values are the decoders'.
         "tuned_encoder_speedup": 1.0,
         "tuned_encoder_memory_relative": 0.5,
     },
@@ -1031,12 +1031,12 @@ def solve_tuned_encoder(params: dict[str, Any], rows: Sequence[dict[str, str]] |
     8-11% slower than measured.
 
     - ``tuned_encoder_memory_relative`` (its share of the typical stack's element-wise HBM traffic) from v4.0's
-      H200 over H100: the ratio of two GPUs with the same tensor cores and 1.43x the bandwidth depends on nothing else;
-    - ``tuned_encoder_speedup`` (its rate over the fitted typical-stack rate, both terms) from v4.0's H100;
+      H200 over H100, two GPUs with the same tensor cores and 1.43x the bandwidth;
+    - ``tuned_encoder_speedup`` (its matmul rate over the fitted typical-stack rate) from v4.0's H100;
     - ``tuned_input_s_per_token`` (the feed every Blackwell run waits for) from v5.0's B200; Hopper runs sit below
       that rate, so it moves nothing else.
 
-    Each by bisection, in that order, twice."""
+    Each by bisection, in that order, until they settle (the first two move each other)."""
     from scipy.optimize import brentq
 
     table = {mlperf_key(r): r for r in rows or load_mlperf()}
@@ -1050,7 +1050,7 @@ def solve_tuned_encoder(params: dict[str, Any], rows: Sequence[dict[str, str]] |
             params, "transformer", "tuned_encoder_memory_relative", value, h100
         )
 
-    for _round in range(2):
+    for _round in range(6):
         section["tuned_encoder_memory_relative"] = brentq(ratio_miss, 0.01, 1.0)
         section["tuned_encoder_speedup"] = brentq(
             lambda v: _log_miss(params, "transformer", "tuned_encoder_speedup", v, h100), 0.3, 3.0

@@ -504,17 +504,20 @@ def _sample_time(
         mem_bytes *= 1.0 + fam.get("recompute_memory_share", 0.5)
     vector = fam["vector_flops_per_flop"] * hw_flops / tp / (spec.fp32_tflops * 1e12)
     # NVIDIA's tuned recipes (fused kernels, CUDA graphs, FP8-aware Transformer Engine) run the same layer faster.
-    speedup = 1.0
-    if wl.stack == "tuned":
-        # Fused kernels (layer norm + bias + activation + dropout in one pass, fused attention) read and write the
-        # activations fewer times: a share of the element-wise HBM traffic remains. NVIDIA's BERT recipe has its own
-        # pair, solved on its MLPerf runs (``calibration.solve_tuned_encoder``): no benchmark row runs it.
-        prefix = "tuned_encoder_" if wl.kind == "encoder" else "tuned_"
-        mem_bytes *= fam.get(prefix + "memory_relative", 1.0)
-        # The encoder's rate was measured in BF16 (MLPerf); in FP32 and TF32 it keeps the typical stack's.
-        if wl.kind != "encoder" or precision in MIXED_PRECISIONS:
-            speedup = fam.get(prefix + "speedup", 1.0)
-    return (matmul_time / tp + vector) / speedup, mem_bytes / bw / speedup, model_flops / tp
+    # Fused kernels (layer norm + bias + activation + dropout in one pass, fused attention) read and write the
+    # activations fewer times: a share of the element-wise HBM traffic remains.
+    speedup = memory_speedup = 1.0
+    if wl.stack == "tuned" and wl.kind == "encoder":
+        # NVIDIA's BERT recipe has its own pair, solved on its MLPerf runs (``calibration.solve_tuned_encoder``; no
+        # benchmark row runs it): its traffic, and its matmul rate, measured in BF16 (in FP32 and TF32 the typical
+        # stack's).
+        mem_bytes *= fam.get("tuned_encoder_memory_relative", 1.0)
+        if precision in MIXED_PRECISIONS:
+            speedup = fam.get("tuned_encoder_speedup", 1.0)
+    elif wl.stack == "tuned":
+        mem_bytes *= fam.get("tuned_memory_relative", 1.0)
+        speedup = memory_speedup = fam.get("tuned_speedup", 1.0)
+    return (matmul_time / tp + vector) / speedup, mem_bytes / bw / memory_speedup, model_flops / tp
 
 
 def _forward_flops(wl: Workload, tokens: float) -> tuple[float, float]:
