@@ -167,8 +167,8 @@ PRIORS: dict[str, Any] = {
         # Not fitted either, solved by ``solve_tuned_encoder`` on NVIDIA's v4.0 BERT-Large runs on 8 H100s (5.47 min)
         # and 8 H200s (5.21 min): the share of the typical stack's element-wise HBM traffic NVIDIA's BERT recipe
         # leaves (fused attention, fused bias + GELU and bias + dropout + residual + layer norm, packed sequences)
-        # from their ratio, 1.05x where the H200's bandwidth would give 1.11x at the decoders' share; and its rate
-        # matmul rate over the fitted typical-stack rate, from the H100. The starting values are the decoders'.
+        # from their ratio, 1.05x where the H200's bandwidth would give 1.11x at the decoders' share; and its matmul
+        # rate over the fitted typical-stack rate, from the H100. The starting values are the decoders'.
         "tuned_encoder_speedup": 1.0,
         "tuned_encoder_memory_relative": 0.5,
     },
