@@ -155,7 +155,8 @@ class Workload:
         if self.stack == "tuned" and self.kind == "encoder":
             return (
                 "software: NVIDIA's MLPerf BERT recipe (fused attention and element-wise kernels, fused LAMB, "
-                "CUDA graphs); the typical stack is PyTorch DDP with BERT-class scripts"
+                "CUDA graphs; set on its MLPerf runs on H100, H200 and B200, packed sequences: give the real tokens "
+                "per sequence as seq_len); the typical stack is PyTorch DDP with BERT-class scripts"
             )
         if self.stack == "tuned":
             return (
