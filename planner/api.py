@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from planner.perf.workloads import Workload
 
 
+# What ``estimate`` and ``rank`` take about the workload itself, named in their "not an argument here" line.
+WORKLOAD_OPTIONS = (*WORK_ALIASES, *USER_FIELDS)
+
+
 def _as_list(value: str | Sequence[str] | None, field: str) -> list[str]:
     """One name or a list of names as a list; anything else is an InputError naming ``field``."""
     if value is None:
@@ -44,6 +48,11 @@ def _as_list(value: str | Sequence[str] | None, field: str) -> list[str]:
     if isinstance(value, Sequence | set | frozenset) and all(isinstance(item, str) for item in value):
         return list(value)
     raise InputError(f"must be a name or a list of names, got {value!r:.40}", field=field)
+
+
+def _providers(provider: str | Sequence[str] | None) -> list[str]:
+    """The providers asked for, in lower case and checked against PROVIDERS (an unknown one is an InputError)."""
+    return checks.names("provider", "provider", [name.lower() for name in _as_list(provider, "provider")], PROVIDERS)
 
 
 def open_store(store: CatalogStore | Path | str | None = None) -> CatalogStore:
@@ -157,7 +166,7 @@ def load_catalog(
     ``max_age_hours`` refuses prices older than that, judged only on the providers asked for.
     """
     frame = _load(None, store)
-    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider, "provider")], PROVIDERS)
+    providers = _providers(provider)
     if providers:
         frame = frame[frame["provider"].isin(providers)].reset_index(drop=True)
     check_age(provider_ages(frame), max_age_hours)
@@ -231,7 +240,7 @@ def catalog_status(
     """Per provider (those asked, else all): rows, source kind (bundled or live), source, as_of, age, stale."""
     import pandas as pd
 
-    providers = checks.names("provider", "provider", [p.lower() for p in _as_list(provider, "provider")], PROVIDERS)
+    providers = _providers(provider)
     opened = open_store(store)
     try:
         now = datetime.now(UTC)
@@ -284,8 +293,7 @@ def catalog_history(
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"must be a name, got {value!r:.40}", field=name)
     if provider is not None:
-        asked = [name.lower() for name in _as_list(provider, "provider")]
-        provider = checks.names("provider", "provider", asked, PROVIDERS)[0]
+        provider = _providers(provider)[0]
     opened = open_store(store)
     try:
         frame = opened.history(instance_type, region, provider)
@@ -352,10 +360,6 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     return replace(result, assumptions=[*caveats, *result.assumptions]) if caveats else result
 
 
-# What ``estimate`` and ``rank`` take about the workload itself, named in their "not an argument here" line.
-WORKLOAD_OPTIONS = (*WORK_ALIASES, *USER_FIELDS)
-
-
 def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     return {name: options.pop(name) for name in names if name in options}
 
@@ -419,7 +423,7 @@ def rank(
         ),
     )
     # Ages of the providers the answer comes from; with no offering left, of those asked for (all by default).
-    asked = [name.lower() for name in _as_list(provider, "provider")]
+    asked = _providers(provider)
     judged = frame[frame["provider"].isin(asked)] if asked else frame
     oldest = oldest_prices(selection.offers if len(selection.offers) else judged)
     now = datetime.now(UTC)

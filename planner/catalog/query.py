@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from planner import checks
-from planner.catalog.schema import LOCAL_ZONE, PROVIDERS
+from planner.catalog.schema import PROVIDERS, is_local_zone
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
 from planner.report import WARNING_PREFIX
@@ -226,16 +226,20 @@ SPOT_NOTE_MEANINGS = {
 
 
 def local_zones(zones: pd.Series) -> npt.NDArray[np.bool_]:
-    """Which rows are AWS Local Zones (``schema.LOCAL_ZONE``): one vectorised match per distinct zone; a missing
-    zone is not one."""
+    """Which rows are AWS Local Zones (``schema.is_local_zone``), asked once per distinct zone; a missing zone is not
+    one."""
     import numpy as np
     import pandas as pd
 
     codes, values = pd.factorize(zones)
-    matched = pd.Series(values).str.contains(LOCAL_ZONE.pattern, regex=True, na=False).to_numpy(dtype=bool)
+    matched = np.array([is_local_zone(zone) for zone in values], dtype=bool)
     # factorize gives -1 for a missing zone: the last entry, False.
     result: npt.NDArray[np.bool_] = np.append(matched, False)[codes]
     return result
+
+
+# Catalog flags a spot note names, in its words.
+SPOT_FLAG_LABELS = (("spot_at_floor", "FLOOR"), ("spot_at_on_demand", "no discount"))
 
 
 def spot_notes(frame: pd.DataFrame) -> npt.NDArray[np.object_]:
@@ -258,8 +262,11 @@ def spot_notes(frame: pd.DataFrame) -> npt.NDArray[np.object_]:
     return result
 
 
-# Catalog flags a spot note names, in its words.
-SPOT_FLAG_LABELS = (("spot_at_floor", "FLOOR"), ("spot_at_on_demand", "no discount"))
+def spot_note_legend(notes: pd.Series) -> list[tuple[str, str]]:
+    """The (label, meaning) of each spot note that ``notes`` shows, in SPOT_NOTE_MEANINGS order: what a face says
+    once under a table of offerings."""
+    shown = set(", ".join(notes.astype(str)).split(", "))
+    return [(label, meaning) for label, meaning in SPOT_NOTE_MEANINGS.items() if label in shown]
 
 
 def stale_prices(as_of: pd.Series, now: datetime | None = None) -> npt.NDArray[np.bool_]:

@@ -28,7 +28,6 @@ def availability_allows(availability: str, *, spot: bool) -> bool:
     return spot or availability != "spot-only"
 
 
-# AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
 # AWS Local Zones ("usw2-lax1-az1", name "us-west-2-lax-1a": a metro extension of the region) and Wavelength Zones
 # ("use1-wl1-bos-wlz1") carry a location segment after the region's and must be opted into first; a standard zone
 # ("use1-az4", "us-east-1a") and other clouds' zones ("us-central1-a", Azure's "1") do not.
@@ -41,6 +40,7 @@ def is_local_zone(zone: object) -> bool:
     return isinstance(zone, str) and bool(LOCAL_ZONE.match(zone))
 
 
+# AWS Spot Advisor buckets ("frequency of interruption" over the last month), in its own order.
 SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 # Azure's Spot eviction-rate bands (portal and Resource Graph SpotResources), which a row may carry instead.
 AZURE_EVICTION_BANDS = ("0-5%", "5-10%", "10-15%", "15-20%", "20+%")

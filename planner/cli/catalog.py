@@ -151,12 +151,10 @@ def offers(
         drop_first=OFFER_WIDE_DROP_ORDER if wide else (),
     )
     if fmt == "table" and not quiet and "spot_note" in frame.columns:
-        shown = set(", ".join(frame["spot_note"]).split(", "))
-        from planner.catalog.query import SPOT_NOTE_MEANINGS
+        from planner.catalog.query import spot_note_legend
 
-        for label, meaning in SPOT_NOTE_MEANINGS.items():
-            if label in shown:
-                note(f"spot note {label}: {meaning}")
+        for label, meaning in spot_note_legend(frame["spot_note"]):
+            note(f"spot note {label}: {meaning}")
 
 
 def status(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from planner.cost.result import TABLE_COLUMNS, RankResult
+from planner.cost.result import TABLE_COLUMNS, TABLE_DTYPES, RankResult
 
 COMPARE_COLUMNS: tuple[str, ...] = ("choice", *TABLE_COLUMNS)
 
@@ -42,15 +42,10 @@ def best_of_each(
             rows.append({"choice": name, "pricing": kind, "notes": reason})
             detail_rows.append({})
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
-    numeric = ("expected_interruptions", "p_no_interruption", "co2_kg")
-    for column in (c for c in TABLE_COLUMNS if c in numeric or c.endswith(("_usd", "_hours", "_kwh", "_per_hour"))):
-        frame[column] = pd.to_numeric(frame[column])
-    frame["rank"] = frame["rank"].astype("Int64")
-    frame["nodes"] = frame["nodes"].astype("Int64")
-    frame["gpus_per_node"] = pd.to_numeric(frame["gpus_per_node"]).astype("Int64")
-    for column in ("spot_risky", "pareto"):
-        # True/False, or missing on a choice's row of blanks: pandas' nullable boolean, not objects.
-        frame[column] = frame[column].astype("boolean")
+    # The ranking table's dtypes (TABLE_DTYPES), nullable: a choice's row of blanks is missing in every column.
+    nullable: dict[str, Any] = {"int64": "Int64", "bool": "boolean", "float64": "float64"}
+    for column, dtype in TABLE_DTYPES.items():
+        frame[column] = pd.to_numeric(frame[column]).astype(nullable[dtype])
     return RankResult(
         table=frame,
         excluded=result.excluded,

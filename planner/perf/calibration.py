@@ -1045,7 +1045,6 @@ def solve_tuned_encoder(params: dict[str, Any], rows: Sequence[dict[str, str]] |
     section = params["transformer"]
 
     def ratio_miss(value: float) -> float:
-        section["tuned_encoder_memory_relative"] = value
         return _log_miss(params, "transformer", "tuned_encoder_memory_relative", value, h200) - _log_miss(
             params, "transformer", "tuned_encoder_memory_relative", value, h100
         )

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from planner import api, report
-from planner.catalog.query import SPOT_NOTE_MEANINGS
+from planner.catalog.query import spot_note_legend
 from planner.catalog.schema import PROVIDERS
 from planner.ui.cache import cached_catalog, cached_history, cached_status
 
@@ -83,9 +83,7 @@ def render_catalog_page() -> None:
     frame = api.offers(gpu=gpus or None, provider=providers or None, spot=spot, catalog=catalog)
     st.subheader(f"{len(frame)} offerings")
     st.dataframe(frame[[c for c in OFFER_COLUMNS if c in frame.columns]], hide_index=True)
-    shown = set(", ".join(frame["spot_note"]).split(", ")) if "spot_note" in frame.columns else set()
-    for label, meaning in SPOT_NOTE_MEANINGS.items():
-        if label in shown:
-            st.caption(f"spot note **{label}**: {meaning}")
+    for label, meaning in spot_note_legend(frame["spot_note"]) if "spot_note" in frame.columns else []:
+        st.caption(f"spot note **{label}**: {meaning}")
     st.download_button("Download CSV", report.to_csv(frame), file_name="gpu-offerings.csv", mime="text/csv")
     _price_history(frame)
