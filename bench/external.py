@@ -77,8 +77,18 @@ def main() -> None:
         summary[source] = {"layout_median_ape": layout, "estimate_median_ape": estimate, "runs": len(estimate_errors)}
     summary["dle_estimate"] = _dle()
     summary["timm_estimate"] = _timm()
+    summary["lambda_v2_estimate"] = _lambda_v2()
     summary["nvidia_tuned_estimate_held_out"] = _nvidia_held_out()
     print(json.dumps(summary))
+
+
+def _signed_medians(groups: dict[str, list[float]], width: int) -> dict[str, object]:
+    """Each group's median signed error, printed one per line, and returned by name."""
+    medians: dict[str, object] = {}
+    for name, values in sorted(groups.items()):
+        medians[name] = median = _median(values)
+        print(f"  {name:{width}s} median signed error {median:+.1f}% ({len(values)} runs)")
+    return medians
 
 
 def _dle() -> dict[str, object]:
@@ -110,9 +120,7 @@ def _dle() -> dict[str, object]:
         )
     errors = [e for name, values in groups.items() if "tuned" not in name for e in values]
     result: dict[str, object] = {"runs": len(errors), "median_ape": _median([abs(e) for e in errors])}
-    for name, values in sorted(groups.items()):
-        result[name] = _median(values)
-        print(f"  {name:36s} median signed error {result[name]:+.1f}% ({len(values)} runs)")
+    result.update(_signed_medians(groups, 36))
     print(
         f"  all {len(errors)} runs: median |error| {result['median_ape']}%; "
         f"{skipped} LDDL-binned BERT phase-2 runs left out"
@@ -140,6 +148,57 @@ def _timm() -> dict[str, object]:
         print(f"  {gpu:9s} median signed error {result[gpu]:+.1f}% ({len(values)} runs)")
     print(f"  all {len(every)} runs: median |error| {result['median_ape']}%")
     return result
+
+
+def _lambda_v2() -> dict[str, object]:
+    """Lambda's second round (H100, H200, GH200, B200; never fitted, one row sets the typical CNN floor) through
+    ``estimate``, with each GPU's speed relative to an H100 SXM on the same job, measured and predicted."""
+    print("Lambda round 2 (data/lambda_v2_runs.csv, not fitted: NGC containers of 2024-2025, DLE scripts) through")
+    print("`estimate`, typical stack; ratio = this GPU over an H100 SXM, same job and GPU count, measured | predicted:")
+    rows = calibration.load_lambda_v2_checks()
+    predicted = {id(row): calibration.table_prediction(row) for row in rows}
+    h100 = {(row["workload"], row["precision"], row["gpus"]): row for row in rows if row["gpu"] == "H100-SXM"}
+    errors: dict[str, list[float]] = {}
+    ratio_errors: list[float] = []
+    inside = total = 0
+    for row in rows:
+        measured = float(row["throughput_total"])
+        error = (predicted[id(row)] / measured - 1) * 100
+        calibrating = calibration.lambda_v2_key(row) in calibration.LAMBDA_V2_CALIBRATION
+        family = "ResNet-50" if row["workload"] == "resnet50" else "BERT"
+        ratio_text = ""
+        base = h100.get((row["workload"], row["precision"], row["gpus"]))
+        if base is not None and base is not row:
+            measured_ratio = measured / float(base["throughput_total"])
+            predicted_ratio = predicted[id(row)] / predicted[id(base)]
+            ratio_text = f"  x{measured_ratio:4.2f} | x{predicted_ratio:4.2f}"
+            if not calibrating:
+                ratio_errors.append(abs(predicted_ratio / measured_ratio - 1) * 100)
+        if not calibrating:
+            errors.setdefault(f"{family} {row['gpu']}", []).append(error)
+            result = calibration.table_estimate(row)
+            if result.throughput_low is not None and result.throughput_high is not None:
+                total += 1
+                inside += result.throughput_low <= measured <= result.throughput_high
+        print(
+            f"  {row['workload']:10s} {row['precision']:4s} {row['gpu']:9s} {int(row['gpus']):2d} GPUs "
+            f"{measured:8.1f} {predicted[id(row)]:8.1f} {error:+6.1f}%{ratio_text}"
+            + ("  (sets the typical CNN floor)" if calibrating else "")
+        )
+    every = [e for values in errors.values() for e in values]
+    result_summary: dict[str, object] = {
+        "runs": len(every),
+        "median_ape": _median([abs(e) for e in every]),
+        "ratio_vs_h100_median_ape": _median(ratio_errors),
+        "band_coverage_pct": round(100 * inside / total, 1) if total else None,
+    }
+    result_summary.update(_signed_medians(errors, 22))
+    print(
+        f"  all {len(every)} held-out runs: median |error| {result_summary['median_ape']}%; ratio to an H100 "
+        f"median |error| {result_summary['ratio_vs_h100_median_ape']}% ({len(ratio_errors)} pairs); "
+        f"low..high band holds {result_summary['band_coverage_pct']}%"
+    )
+    return result_summary
 
 
 def _nvidia_held_out() -> dict[str, object]:

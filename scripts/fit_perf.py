@@ -349,6 +349,7 @@ def main() -> None:
     params = calibration.fit(rows, calibration.PRIORS)
     calibration.solve_tuned_cnn(params)
     calibration.solve_tuned_encoder(params)
+    calibration.solve_typical_cnn(params)
     # The band comes from estimate()'s held-out errors (what users get): per side, the wider of leave-one-source-out
     # (another software stack) and leave-one-GPU-out. The widening for a GPU without calibration data is how much
     # wider the leave-one-GPU-out errors of transformers run than their band.

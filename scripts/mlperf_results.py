@@ -19,11 +19,14 @@ import argparse
 import csv
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from snapshot import git  # noqa: E402
+
 IMAGENET_TRAIN = 1_281_167
 # (round, results folder under <submitter>/results, benchmark) -> (GPU id, GPUs, sequence length, round date);
 # the submitter is NVIDIA unless the folder names it ("Dell/XE9680x8H100-SXM-80GB").
@@ -75,10 +78,6 @@ COLUMNS = (
 )
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
 def _events(text: str) -> list[dict[str, object]]:
     return [json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines() if ":::MLLOG " in line]
 
@@ -128,15 +127,15 @@ def main() -> None:
                 continue
             submitter, system = folder.split("/") if "/" in folder else ("NVIDIA", folder)
             prefix = f"{submitter}/results/{system}/{benchmark}/"
-            names = sorted(n for n in _git(repo, "ls-tree", "--name-only", "HEAD", prefix).split() if "result_" in n)
-            runs = [_run(_events(_git(repo, "show", f"HEAD:{name}")), benchmark) for name in names]
+            names = sorted(n for n in git(repo, "ls-tree", "--name-only", "HEAD", prefix).split() if "result_" in n)
+            runs = [_run(_events(git(repo, "show", f"HEAD:{name}")), benchmark) for name in names]
             minutes = sorted(r[0] for r in runs)
             # MLPerf's score: drop the fastest and the slowest run, average the rest.
             score = statistics.fmean(minutes[1:-1] if len(minutes) > 2 else minutes)
             constants = runs[0][2]
             # MLPerf's availability category, from the system's description: "available" (buyable at submission) or
             # "preview" (hardware or software to be available within 180 days).
-            system_json = json.loads(_git(repo, "show", f"HEAD:{submitter}/systems/{system}.json"))
+            system_json = json.loads(git(repo, "show", f"HEAD:{submitter}/systems/{system}.json"))
             rows.append(
                 {
                     "round": round_,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -130,3 +131,64 @@ def test_timm_resnet50_runs_are_sourced_and_the_geforce_levels_hold() -> None:
             assert ratio == pytest.approx(1.0, abs=0.04), (row["source_date"], row["precision"], ratio)
         else:
             assert 0.8 < ratio < 0.97, (row["source_date"], row["precision"], ratio)
+
+
+def _lambda_v2(workload: str, precision: str, gpu: str, gpus: int = 1) -> dict[str, str]:
+    (row,) = [
+        r
+        for r in calibration.load_lambda_v2_checks()
+        if calibration.lambda_v2_key(r) == (workload, precision, gpu, str(gpus))
+        and (gpu != "GH200" or r["micro_batch"] in ("384", "1280", "208", "152", "640"))
+    ]
+    return row
+
+
+def test_lambda_round_2_rows_are_sourced_replicate_medians() -> None:
+    rows = calibration.load_lambda_v2_checks()
+    assert {row["gpu"] for row in rows} == {"H100-SXM", "H100-PCIe", "H200", "GH200", "B200"}
+    assert {row["workload"] for row in rows} == {"resnet50", "bert-base", "bert-large"}
+    for row in rows:
+        assert row["source"].startswith("lambdal/deeplearning-benchmark:pytorch/pytorch-train-throughput-v2-")
+        assert row["source_date"] >= "2024-08-01" and row["notes"].startswith("Lambda benchmark round 2")
+        assert int(row["global_batch"]) == int(row["micro_batch"]) * int(row["gpus"])
+        assert not row["excluded_reason"]
+    keys = [(calibration.lambda_v2_key(row), row["micro_batch"]) for row in rows]
+    assert len(keys) == len(set(keys))
+    # One row per kind of host: Lambda's 39 one-GPU H100 SXM runs are one median.
+    assert "median of 39 hosts" in _lambda_v2("resnet50", "fp16", "H100-SXM")["notes"]
+    # The SQuAD step-count correction applies as in the first round: 8 B200s at 768 ran 30 steps, not 100.
+    assert float(_lambda_v2("bert-base", "fp16", "B200", 8)["throughput_total"]) == pytest.approx(
+        30221.8 * 177_282 / (768 * 8 * 100), rel=0.01
+    )
+
+
+def test_typical_resnet50_floor_predicts_the_b200_it_was_not_solved_on() -> None:
+    # Solved on the H200 alone (data/lambda_v2_runs.csv): the B200, 2.2x its tensor cores and 1.7x its HBM, trains
+    # ResNet-50 with the typical stack at the same rate, in FP16 and in TF32. Without the floor the model said 1.75x.
+    for precision, gpus in (("fp16", 1), ("tf32", 1), ("fp16", 8)):
+        row = _lambda_v2("resnet50", precision, "B200", gpus)
+        assert calibration.table_prediction(row) == pytest.approx(float(row["throughput_total"]), rel=0.06)
+    # Where the number stands, the estimate says what paces it.
+    notes = calibration.table_estimate(_lambda_v2("resnet50", "fp16", "B200")).assumptions
+    assert any("paced by the typical PyTorch stack" in line for line in notes)
+    tuned = calibration.table_estimate(_lambda_v2("resnet50", "fp16", "B200"), "tuned").assumptions
+    assert not any("typical PyTorch stack" in line for line in tuned)
+
+
+def test_typical_resnet50_floor_leaves_every_calibration_row_alone() -> None:
+    # No calibration row runs fast enough to reach the floor, so the fit cannot see it (it is solved afterwards).
+    rows = [row for row in calibration.load_benchmarks() if row.family == "cnn"]
+    with_floor = calibration.predict_with(model.perf_params(), rows)
+    without = copy.deepcopy(model.perf_params())
+    without["cnn"]["typical_floor_s_per_image"] = 0.0
+    assert calibration.predict_with(without, rows) == pytest.approx(with_floor, rel=1e-12)
+
+
+def test_typical_floor_is_solved_from_the_h200_row() -> None:
+    pytest.importorskip("scipy")
+    params = copy.deepcopy(model.perf_params())
+    params["cnn"]["typical_floor_s_per_image"] = 1e-3
+    calibration.solve_typical_cnn(params)
+    assert params["cnn"]["typical_floor_s_per_image"] == pytest.approx(
+        model.perf_params()["cnn"]["typical_floor_s_per_image"], rel=1e-3
+    )
