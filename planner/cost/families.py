@@ -54,6 +54,8 @@ class ModelGrid:
     reasons: dict[tuple[int, int], str] = field(default_factory=dict)
     # Families whose GPU has no calibration data: their times carry a wider band, and the options say so.
     uncalibrated: npt.NDArray[np.bool_] | None = None
+    # Per family, where its GPU is uncalibrated: the model's median error on held-out runs of it (NaN: none).
+    held_out_pct: FloatArray | None = None
     # Per family, the fewest instances that would hold the job where it does not fit (NaN: fits, or no count does).
     min_nodes: FloatArray | None = None
 
@@ -68,6 +70,7 @@ class ConfigEstimate:
     energy_kwh: float = math.nan
     reason: str | None = None
     calibrated: bool = True
+    held_out_pct: float = math.nan
     # The model's own InputError, when it refused the input rather than the configuration.
     error: InputError | None = None
     # Where the job does not fit in memory: the fewest GPUs that would hold it (None: no count does).
@@ -122,6 +125,7 @@ def estimate_config(
     energy = result.energy_kwh
     return ConfigEstimate(
         calibrated=bool(result.gpu_calibrated),
+        held_out_pct=math.nan if result.held_out_error_pct is None else float(result.held_out_error_pct),
         hours=hours,
         hours_low=min(hours_low, hours),
         hours_high=max(hours_high, hours),
@@ -192,6 +196,7 @@ def model_grid(
     hours, low, high, energy = (np.full(shape, np.nan) for _ in range(4))
     reasons: dict[tuple[int, int], str] = {}
     uncalibrated = np.zeros(len(fams), dtype=bool)
+    held_out = np.full(len(fams), np.nan)
     min_nodes = np.full(len(fams), np.nan)
     cache: dict[tuple[Any, ...], ConfigEstimate] = {}
     for f in range(len(fams)):
@@ -220,6 +225,8 @@ def model_grid(
                 hours[f, n - 1], low[f, n - 1] = found.hours, found.hours_low
                 high[f, n - 1], energy[f, n - 1] = found.hours_high, found.energy_kwh
                 uncalibrated[f] |= not found.calibrated
+                if not math.isnan(found.held_out_pct):
+                    held_out[f] = found.held_out_pct
     errors = [c.error for c in cache.values()]
     fields = {e.field if e is not None else None for e in errors}
     if errors and len(fields) == 1 and None not in fields:
@@ -233,5 +240,6 @@ def model_grid(
         energy_kwh=energy,
         reasons=reasons,
         uncalibrated=uncalibrated,
+        held_out_pct=held_out,
         min_nodes=min_nodes,
     )

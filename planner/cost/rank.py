@@ -29,6 +29,7 @@ from planner.cost.result import (
     RankResult,
     empty_result,
 )
+from planner.perf.evidence import held_out_verdict
 
 if TYPE_CHECKING:
     import numpy as np
@@ -480,7 +481,13 @@ def _table(
         # An uncalibrated GPU's time is the model's extrapolation: say so where the number stands.
         unsure = model.uncalibrated[family]
         prefix = np.where(notes[unsure] == "", "", "; ")
-        notes[unsure] = notes[unsure] + prefix.astype(object) + UNCALIBRATED_NOTE
+        said = np.full(int(unsure.sum()), UNCALIBRATED_NOTE, dtype=object)
+        if model.held_out_pct is not None:
+            # And what the runs kept out of the fit found on that GPU, once per distinct figure.
+            found = model.held_out_pct[family][unsure]
+            for value in np.unique(found[~np.isnan(found)]):
+                said[found == value] = f"{UNCALIBRATED_NOTE}; held-out runs on this GPU: {held_out_verdict(value)}"
+        notes[unsure] = notes[unsure] + prefix.astype(object) + said
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),

@@ -917,6 +917,28 @@ def lambda_v2_key(row: dict[str, str]) -> tuple[str, str, str, str]:
     return row["workload"], row["precision"], row["gpu"], row["gpus"]
 
 
+def held_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> dict[str, Any]:
+    """Per GPU and kind of model the fit has no measurement of: how many of Lambda's round-2 runs (held out, typical
+    stack) measured it, and the model's median signed error on them in percent (positive: the model is faster than
+    the measurement). ``estimate`` says so beside the number (``model._held_out_note``)."""
+    kinds = params.get("calibrated_kinds", {})
+    errors: dict[tuple[str, str], list[float]] = defaultdict(list)
+    model.set_perf_params(params)
+    try:
+        for row in rows or load_lambda_v2_checks():
+            kind = get_workload(row["workload"]).kind
+            if lambda_v2_key(row) in LAMBDA_V2_CALIBRATION or kind in kinds.get(row["gpu"], ()):
+                continue
+            errors[(row["gpu"], kind)].append(table_prediction(row) / float(row["throughput_total"]) - 1.0)
+    finally:
+        model.set_perf_params(None)
+    table: dict[str, Any] = {}
+    for (gpu, kind), values in sorted(errors.items()):
+        error = round(100 * statistics.median(values), 1)
+        table.setdefault(gpu, {})[kind] = {"runs": len(values), "median_error_pct": error}
+    return table
+
+
 def solve_typical_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:
     """Set ``cnn.typical_floor_s_per_image`` in place so that the typical stack lands on Lambda's H200 FP16 ResNet-50
     run. No calibration row is fast enough to reach the floor (the fastest, an H100, runs 10% below it), so the fit

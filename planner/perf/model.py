@@ -22,6 +22,7 @@ from planner.catalog.schema import INTERCONNECTS
 from planner.energy import node_factor
 from planner.errors import InputError, UnknownGpuError
 from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, gpu_table, lookup, resolve_gpu
+from planner.perf.evidence import held_out_verdict
 from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload
 
@@ -322,6 +323,9 @@ class Estimate:
     # without them the band is wider.
     gpu_calibrated: bool = True
     calibration_note: str | None = None
+    # On a GPU without such measurements, what the runs kept out of the fit found (data/lambda_v2_runs.csv, typical
+    # stack): the model's median error on them in percent, positive where the model is faster than measured.
+    held_out_error_pct: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values (float, int, str, bool, None, list, dict) for JSON."""
@@ -952,6 +956,22 @@ def _host_bound_note(wl: Workload, plan: Plan) -> str:
     )
 
 
+def _held_out_check(spec: GpuSpec, wl: Workload, params: dict[str, Any]) -> dict[str, Any] | None:
+    """What the measurements kept out of the fit say of this GPU on this kind of model (``held_out_checks`` in the
+    parameters: runs and median error), or None: none, or another stack than theirs (typical)."""
+    check: dict[str, Any] | None = params.get("held_out_checks", {}).get(spec.id, {}).get(wl.kind)
+    return check if wl.stack == "typical" else None
+
+
+def _held_out_note(spec: GpuSpec, wl: Workload, check: dict[str, Any]) -> str:
+    error = float(check["median_error_pct"])
+    return (
+        f"held out of the fit, {check['runs']} of Lambda's 2024-2025 runs of {KIND_NAMES[wl.kind]} training on "
+        f"{spec.id} (typical stack, 1-8 GPUs, data/lambda_v2_runs.csv) ran a median {held_out_verdict(error)} for "
+        "the same jobs" + ("; expect the low end of the band or below" if error >= 10.0 else "")
+    )
+
+
 def _sharding_text(plan: Plan) -> str:
     if plan.sharded:
         return " (FSDP/ZeRO-3 sharded)"
@@ -1134,6 +1154,7 @@ def _estimate(
     # Parameter sets without the per-kind record count a measured GPU as measured for every kind of model.
     measured_kinds = params.get("calibrated_kinds", {}).get(spec.id)
     calibration_note: str | None = None
+    held_out_error: float | None = None
     if not calibrated:
         known = spec.architecture in params.get("calibrated_architectures", ())
         calibration_note = (
@@ -1153,6 +1174,11 @@ def _estimate(
         # Held out of the fit, a GPU's own errors are larger (bench/accuracy.py, leave-one-GPU-out): a wider band.
         widen = float(params.get("uncalibrated_band_factor", 1.5))
         low, high = low * widen, high * widen
+        # (Your own measurement or efficiency replaces the model's level: what held-out runs found of it is moot.)
+        held_out = _held_out_check(spec, wl, params) if measured is None and efficiency is None else None
+        if held_out is not None:
+            held_out_error = float(held_out["median_error_pct"])
+            calibration_note = f"{calibration_note}; {_held_out_note(spec, wl, held_out)}"
         notes.append(calibration_note)
     if nodes > 1:
         low, high = low + 0.05, high + 0.05
@@ -1307,4 +1333,5 @@ def _estimate(
         assumptions=assumptions,
         gpu_calibrated=calibrated,
         calibration_note=calibration_note,
+        held_out_error_pct=held_out_error,
     )

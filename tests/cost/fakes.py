@@ -32,6 +32,7 @@ class FakeEstimate:
     min_gpus_to_fit: int | None
     energy_kwh: float
     gpu_calibrated: bool = True
+    held_out_error_pct: float | None = None
 
 
 class FakeEstimator:

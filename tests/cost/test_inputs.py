@@ -204,3 +204,13 @@ def test_options_on_an_uncalibrated_gpu_say_so_in_their_notes() -> None:
     marked = result.table["notes"].str.contains(UNCALIBRATED_NOTE, regex=False)
     assert (marked == (result.table["gpu"] == "A100-40GB")).all()
     assert marked.any()
+    assert not result.table["notes"].str.contains("held-out").any()
+
+    # Where runs kept out of the fit measured that GPU, its options say what they found beside the number.
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        answer = estimator(*args, **kwargs)
+        return dataclasses.replace(answer, held_out_error_pct=None if answer.gpu_calibrated else 29.0)
+
+    result = rank("llama-3-8b", catalog=small_catalog(), estimator=checked, tokens=2e9)
+    found = result.table["notes"].str.contains("held-out runs on this GPU: 29% slower than this model gives")
+    assert (found == (result.table["gpu"] == "A100-40GB")).all() and found.any()

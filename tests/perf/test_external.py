@@ -8,6 +8,7 @@ import math
 import pytest
 
 from planner.perf import calibration, model
+from planner.perf.workloads import get_workload
 
 
 def test_reported_tflops_become_tokens_per_second_with_the_authors_flop_count() -> None:
@@ -192,3 +193,37 @@ def test_typical_floor_is_solved_from_the_h200_row() -> None:
     assert params["cnn"]["typical_floor_s_per_image"] == pytest.approx(
         model.perf_params()["cnn"]["typical_floor_s_per_image"], rel=1e-3
     )
+
+
+def test_estimates_on_gpus_the_fit_never_measured_say_what_the_held_out_runs_found() -> None:
+    # Lambda's round 2 (never fitted) measured BERT on the B200 slower than the model gives it: the estimate says so
+    # beside the number, and the record is what calibration.held_out_checks computes from the bundled parameters.
+    assert calibration.held_out_checks(model.perf_params()) == model.perf_params()["held_out_checks"]
+    bert = model.estimate(
+        get_workload("bert-base", global_batch=768, seq_len=384, mode="finetune"), "B200", 1, "fp16"
+    ).assumptions
+    (note,) = [line for line in bert if "held out of the fit" in line]
+    assert "29% slower than this model gives" in note and "low end of the band" in note
+    # The CNN floor brought ResNet-50 on the B200 within a few percent: said as such, with no warning.
+    (cnn,) = [
+        line
+        for line in model.estimate(get_workload("resnet50", global_batch=3328), "B200", 1, "fp16").assumptions
+        if "held out of the fit" in line
+    ]
+    assert "within 2%" in cnn and "low end" not in cnn
+    # With the user's own measurement the model's level is replaced: nothing to say of it.
+    rescaled = model.estimate(
+        get_workload("bert-base", global_batch=768, seq_len=384, mode="finetune"),
+        "B200",
+        1,
+        "fp16",
+        measured=900.0,
+        measured_on="H100-SXM",
+    )
+    assert rescaled.held_out_error_pct is None and "held out" not in (rescaled.calibration_note or "")
+    # Calibrated GPUs, and the tuned stack (the runs are the typical one), get no such line.
+    for workload, gpu in (
+        (get_workload("bert-base", seq_len=384, mode="finetune"), "H100-SXM"),
+        (get_workload("bert-base", seq_len=384, mode="finetune", stack="tuned"), "B200"),
+    ):
+        assert not any("held out" in line for line in model.estimate(workload, gpu, 1, "fp16").assumptions)
