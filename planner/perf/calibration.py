@@ -923,6 +923,7 @@ def held_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
     the measurement). ``estimate`` says so beside the number (``model._held_out_note``)."""
     kinds = params.get("calibrated_kinds", {})
     errors: dict[tuple[str, str], list[float]] = defaultdict(list)
+    counts: dict[tuple[str, str], set[int]] = defaultdict(set)
     model.set_perf_params(params)
     try:
         for row in rows or load_lambda_v2_checks():
@@ -930,12 +931,17 @@ def held_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
             if lambda_v2_key(row) in LAMBDA_V2_CALIBRATION or kind in kinds.get(row["gpu"], ()):
                 continue
             errors[(row["gpu"], kind)].append(table_prediction(row) / float(row["throughput_total"]) - 1.0)
+            counts[(row["gpu"], kind)].add(int(row["gpus"]))
     finally:
         model.set_perf_params(None)
     table: dict[str, Any] = {}
     for (gpu, kind), values in sorted(errors.items()):
         error = round(100 * statistics.median(values), 1)
-        table.setdefault(gpu, {})[kind] = {"runs": len(values), "median_error_pct": error}
+        table.setdefault(gpu, {})[kind] = {
+            "runs": len(values),
+            "gpus": sorted(counts[(gpu, kind)]),
+            "median_error_pct": error,
+        }
     return table
 
 

@@ -967,9 +967,19 @@ def _held_out_note(spec: GpuSpec, wl: Workload, check: dict[str, Any]) -> str:
     error = float(check["median_error_pct"])
     return (
         f"held out of the fit, {check['runs']} of Lambda's 2024-2025 runs of {KIND_NAMES[wl.kind]} training on "
-        f"{spec.id} (typical stack, 1-8 GPUs, data/lambda_v2_runs.csv) ran a median {held_out_verdict(error)} for "
-        "the same jobs" + ("; expect the low end of the band or below" if error >= 10.0 else "")
+        f"{spec.id} (typical stack, {_counts_text(check.get('gpus', []))}, data/lambda_v2_runs.csv) ran a median "
+        f"{held_out_verdict(error)} for the same jobs"
+        + ("; expect the low end of the band or below" if error >= 10.0 else "")
     )
+
+
+def _counts_text(counts: list[int]) -> str:
+    """``[1]`` -> "1 GPU", ``[1, 8]`` -> "1 and 8 GPUs", ``[1, 2, 4, 8]`` -> "1, 2, 4 and 8 GPUs"."""
+    if not counts:
+        return "GPU counts not recorded"
+    if len(counts) == 1:
+        return f"{counts[0]} GPU" + ("s" if counts[0] > 1 else "")
+    return ", ".join(str(c) for c in counts[:-1]) + f" and {counts[-1]} GPUs"
 
 
 def _sharding_text(plan: Plan) -> str:

@@ -206,6 +206,10 @@ def test_estimates_on_gpus_the_fit_never_measured_say_what_the_held_out_runs_fou
     found = model.perf_params()["held_out_checks"]["B200"]["encoder"]
     assert found["runs"] == 16 and found["median_error_pct"] >= 10.0
     assert f"{found['median_error_pct']:.0f}% slower than this model gives" in note and "low end of the band" in note
+    assert "1, 2, 4 and 8 GPUs" in note
+    # Lambda ran the GH200 on one GPU only, and the note says which counts the runs were.
+    gh200 = model.estimate(get_workload("bert-base", seq_len=384, mode="finetune"), "GH200", 1, "fp16")
+    assert "(typical stack, 1 GPU," in (gh200.calibration_note or "")
     # The CNN floor brought ResNet-50 on the B200 within a few percent: said as such, with no warning.
     (cnn,) = [
         line
