@@ -156,7 +156,9 @@ def _lambda_v2() -> dict[str, object]:
     print("Lambda round 2 (data/lambda_v2_runs.csv, not fitted: NGC containers of 2024-2025, DLE scripts) through")
     print("`estimate`, typical stack; ratio = this GPU over an H100 SXM, same job and GPU count, measured | predicted:")
     rows = calibration.load_lambda_v2_checks()
-    predicted = {id(row): calibration.table_prediction(row) for row in rows}
+    # One estimate per row: its throughput and its band (a configuration that does not fit has neither).
+    estimates = {id(row): calibration.table_estimate(row) for row in rows}
+    predicted = {id(row): estimates[id(row)].throughput or math.nan for row in rows}
     h100 = {(row["workload"], row["precision"], row["gpus"]): row for row in rows if row["gpu"] == "H100-SXM"}
     errors: dict[str, list[float]] = {}
     ratio_errors: list[float] = []
@@ -176,7 +178,7 @@ def _lambda_v2() -> dict[str, object]:
                 ratio_errors.append(abs(predicted_ratio / measured_ratio - 1) * 100)
         if not calibrating:
             errors.setdefault(f"{family} {row['gpu']}", []).append(error)
-            result = calibration.table_estimate(row)
+            result = estimates[id(row)]
             if result.throughput_low is not None and result.throughput_high is not None:
                 total += 1
                 inside += result.throughput_low <= measured <= result.throughput_high

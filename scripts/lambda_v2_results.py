@@ -49,6 +49,7 @@ TASKS = {
     "bert_base_squad": ("bert-base", "PyTorch_bert_base_squad", 384),
     "bert_large_squad": ("bert-large", "PyTorch_bert_large_squad", 384),
 }
+SEQ_LEN = {workload: seq for workload, _stem, seq in TASKS.values()}
 PRECISIONS = {"fp16": ("fp16", {"resnet50": "AMP"}), "fp32": ("tf32", {})}
 COLUMNS = (
     "source",
@@ -85,7 +86,7 @@ def _log(repo: Path, host: str, folder: str) -> tuple[int, str, str] | None:
 
 
 def build_rows(repo: Path) -> list[dict[str, object]]:
-    groups: dict[tuple[str, str, str, int, int], list[tuple[float, str, str, str]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str, int, int], list[tuple[float, str, str, str]]] = defaultdict(list)
     for tag, (precision, suffixes) in PRECISIONS.items():
         path = f"pytorch/pytorch-train-throughput-v2-{tag}.csv"
         for row in csv.DictReader(git(repo, "show", f"HEAD:{path}").splitlines()):
@@ -105,15 +106,14 @@ def build_rows(repo: Path) -> list[dict[str, object]]:
                 batch, build, day = logged
                 if workload != "resnet50":
                     value *= squad_trained_share(gpus, batch)
-                groups[(workload, precision, gpu, gpus, batch)].append((value, build, day, host))
+                groups[(workload, tag, precision, gpu, gpus, batch)].append((value, build, day, host))
     out: list[dict[str, object]] = []
-    for (workload, precision, gpu, gpus, batch), runs in sorted(groups.items()):
+    for (workload, tag, precision, gpu, gpus, batch), runs in sorted(groups.items()):
         builds = sorted({run[1] for run in runs if run[1]})
-        seq_len = TASKS[next(key for key, task in TASKS.items() if task[0] == workload)][2]
+        seq_len = SEQ_LEN[workload]
         out.append(
             {
-                "source": f"lambdal/deeplearning-benchmark:pytorch/pytorch-train-throughput-v2-"
-                f"{'fp16' if precision == 'fp16' else 'fp32'}.csv",
+                "source": f"lambdal/deeplearning-benchmark:pytorch/pytorch-train-throughput-v2-{tag}.csv",
                 "source_date": max(run[2] for run in runs),
                 "workload": workload,
                 "mode": "finetune" if seq_len else "pretrain",

@@ -953,17 +953,12 @@ def solve_typical_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | N
 
     (row,) = [r for r in rows or load_lambda_v2_checks() if lambda_v2_key(r) in LAMBDA_V2_CALIBRATION]
     measured = float(row["throughput_total"])
-
-    def miss(value: float) -> float:
-        trial = copy.deepcopy(params)
-        trial["cnn"]["typical_floor_s_per_image"] = value
-        model.set_perf_params(trial)
-        try:
-            return math.log(table_prediction(row) / measured)
-        finally:
-            model.set_perf_params(None)
-
-    params["cnn"]["typical_floor_s_per_image"] = float(f"{brentq(miss, 1e-6, 1e-2):.4g}")
+    solved = brentq(
+        lambda v: _miss_with(params, "cnn", "typical_floor_s_per_image", v, lambda: table_prediction(row) / measured),
+        1e-6,
+        1e-2,
+    )
+    params["cnn"]["typical_floor_s_per_image"] = float(f"{solved:.4g}")
 
 
 def table_estimate(row: dict[str, str], stack: str = "typical") -> model.Estimate:
@@ -1066,16 +1061,27 @@ def mlperf_estimate(row: dict[str, str], stack: str = "tuned") -> model.Estimate
     return model.estimate(_mlperf_workload(row, stack), row["gpu"], int(row["gpus"]), precision)
 
 
-def _log_miss(params: dict[str, Any], section: str, key: str, value: float, row: dict[str, str]) -> float:
-    """Log of the predicted over the measured time-to-train of MLPerf ``row`` with ``params[section][key]`` set to
-    ``value`` (in place): what the tuned-stack solves bisect on."""
+def _miss_with(
+    params: dict[str, Any], section: str, key: str, value: float, predicted_over_measured: Callable[[], float]
+) -> float:
+    """Log of ``predicted_over_measured()`` with ``params[section][key]`` set to ``value`` (in place) and installed:
+    what the solves of the constants no fitted row informs bisect on."""
     params[section][key] = value
     model.set_perf_params(params)
     try:
-        minutes, _layout = mlperf_minutes(row)
+        return math.log(predicted_over_measured())
     finally:
         model.set_perf_params(None)
-    return math.log((minutes or math.inf) / float(row["time_to_train_minutes"]))
+
+
+def _log_miss(params: dict[str, Any], section: str, key: str, value: float, row: dict[str, str]) -> float:
+    """``_miss_with`` on the predicted over the measured time-to-train of MLPerf ``row``: the tuned-stack solves."""
+
+    def ratio() -> float:
+        minutes, _layout = mlperf_minutes(row)
+        return (minutes or math.inf) / float(row["time_to_train_minutes"])
+
+    return _miss_with(params, section, key, value, ratio)
 
 
 def solve_tuned_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:
