@@ -698,7 +698,7 @@ def _step_time(
             # each wait one network hop (NCCL has no tree all-gather): latency grows linearly with the ranks.
             latency = micro_steps * 3 * (wl.layers / plan.pp) * (group - 1) * hop
         else:
-            volume = params_grad * comm["gradient_bytes"]
+            volume = params_grad * _gradient_bytes(wl, precision)
             # DDP all-reduces 25 MB gradient buckets; NCCL's tree all-reduce takes 2 log2(dp) hops per bucket.
             buckets = math.ceil(volume / 25e6)
             latency = buckets * 2 * math.log2(group) * hop
@@ -712,6 +712,15 @@ def _step_time(
     samples = micro_steps * plan.dp * plan.micro_batch
     flops_per_step = flops * micro_steps * plan.tp * plan.pp * group
     return _Timing(step, compute, step - compute, flops_per_step, samples, host_bound, micro_steps * unfed * bubble)
+
+
+def _gradient_bytes(wl: Workload, precision: str) -> float:
+    """Bytes per gradient element that data parallelism all-reduces. Recipes that train an FP16 copy of a
+    transformer (apex's O2 in NVIDIA's BERT scripts, Megatron's FP16 mode) reduce FP16 gradients; autocast (CNNs),
+    BF16 and full-precision runs reduce FP32 ones."""
+    if wl.is_transformer and precision == "fp16":
+        return ELEMENT_BYTES["fp16"]
+    return float(perf_params()["comm"]["gradient_bytes"])
 
 
 def throughput_with_plan(
