@@ -545,14 +545,21 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
     mem = perf_params()["memory"]
     shards = plan.tp * plan.pp
     if wl.mode == "lora":
+        # The frozen base weights, and the adapters' full training state. NVIDIA's FP8 recipes keep the frozen weights
+        # in FP8 (NeMo's ``fp8_params``, on in its MLPerf Llama-2-70B LoRA configs).
         weight_bytes = 4.0 if precision in ("fp32", "tf32") else 2.0
-        state = wl.params * (weight_bytes + mem["lora_trainable_fraction"] * mem["adam_bytes_per_param"])
+        if precision == "fp8" and wl.stack == "tuned":
+            weight_bytes = 1.0
+        frozen = wl.params * weight_bytes
+        trained = wl.params * mem["lora_trainable_fraction"] * mem["adam_bytes_per_param"]
     else:
-        state = wl.params * mem["adam_bytes_per_param"]
+        frozen, trained = 0.0, wl.params * mem["adam_bytes_per_param"]
     if plan.zero1 and not plan.sharded:
-        # Only the FP32 master weights and Adam moments (12 of the 16 bytes) are split over the gradient group.
-        optimizer = state * OPTIMIZER_SHARE
-        state = state - optimizer + optimizer / plan.gradient_group
+        # Only the FP32 master weights and Adam moments (12 of the 16 bytes) of what trains are split over the
+        # gradient group; frozen weights have none.
+        optimizer = trained * OPTIMIZER_SHARE
+        trained = trained - optimizer + optimizer / plan.gradient_group
+    state = frozen + trained
     state /= shards * (plan.gradient_group if plan.sharded else 1)
     elem = ELEMENT_BYTES[precision]
     b = plan.micro_batch

@@ -125,6 +125,27 @@ def test_lora_needs_less_memory_than_full_finetuning() -> None:
     assert lora.fits_in_memory and not full.fits_in_memory
 
 
+def test_a_distributed_optimizer_does_not_shard_lora_s_frozen_weights() -> None:
+    # Only what trains has optimizer state to split; each rank holds its tensor/pipeline share of the frozen model
+    # (short sequences: the activations are small beside it).
+    lora = estimate("llama-2-70b", "H100-SXM", 8, "bf16", mode="lora", stack="tuned", seq_len=512, global_batch=8)
+    layout = lora.parallelism
+    frozen_gib = get_workload("llama-2-70b").params * 2.0 / (layout["tensor"] * layout["pipeline"]) / 2**30
+    assert lora.fits_in_memory and lora.memory_per_gpu_gib > frozen_gib
+
+
+def test_nvidia_s_fp8_lora_recipe_keeps_the_frozen_weights_in_fp8() -> None:
+    # NeMo's MLPerf Llama-2-70B LoRA configs set fp8_params with FP8: one byte per frozen weight, not two.
+    def memory(precision: str) -> tuple[float, dict[str, object]]:
+        result = estimate("llama-2-70b", "B200", 8, precision, mode="lora", stack="tuned", seq_len=8192, global_batch=8)
+        return result.memory_per_gpu_gib, result.parallelism
+
+    (fp8, fp8_layout), (bf16, bf16_layout) = memory("fp8"), memory("bf16")
+    assert fp8_layout["tensor"] == bf16_layout["tensor"] and fp8_layout["pipeline"] == bf16_layout["pipeline"]
+    shards = int(str(fp8_layout["tensor"])) * int(str(fp8_layout["pipeline"]))
+    assert bf16 - fp8 == pytest.approx(get_workload("llama-2-70b").params / shards / 2**30, rel=0.01)
+
+
 def test_multi_node_uses_the_network() -> None:
     fast = estimate("llama-2-7b", "H100-SXM", 64, network_gbps=3200)
     slow = estimate("llama-2-7b", "H100-SXM", 64, network_gbps=100)
