@@ -1,4 +1,5 @@
-"""Extract MLPerf Training time-to-train of 8-GPU systems into ``data/mlperf_training.csv``.
+"""Extract MLPerf Training time-to-train of 8-GPU systems into ``data/mlperf_training.csv``, and of NVIDIA's scale-out
+systems (64 to 3,584 GPUs) into ``data/mlperf_scale_out.csv``.
 
     .venv/bin/python scripts/mlperf_results.py --results DIR [DIR ...]
 
@@ -56,6 +57,25 @@ SYSTEMS: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
     ("v5.0", "Dell/1xXE9680Lx8B200-SXM-180GB", "llama2_70b_lora"): ("B200", 8, 8192, "2025-06-04"),
     ("v5.0", "Dell/XE9680x8H200-SXM-141GB", "bert"): ("H200", 8, 512, "2025-06-04"),
     ("v5.0", "Dell/XE9680x8H200-SXM-141GB", "llama2_70b_lora"): ("H200", 8, 8192, "2025-06-04"),
+}
+# NVIDIA's multi-node runs of the same three benchmarks and implementations (DGX H100 "Eos", CoreWeave's HGX H100
+# cloud, GB200 NVL72 racks "Tyche"): held out like the 8-GPU rows, printed apart from the targets (bench/mlperf.py).
+# v4.1 re-lists v4.0's BERT scale-out results unchanged; only its new LoRA runs are taken.
+SCALE_OUT: dict[tuple[str, str, str], tuple[str, int, int, str]] = {
+    ("v4.0", "eos_n8_ngc24.04_mxnet", "resnet"): ("H100-SXM", 64, 0, "2024-06-12"),
+    ("v4.0", "eos_n316_ngc24.04_mxnet", "resnet"): ("H100-SXM", 2528, 0, "2024-06-12"),
+    ("v4.0", "coreweave_hgxh100_n448_ngc23.04_mxnet", "resnet"): ("H100-SXM", 3584, 0, "2024-06-12"),
+    ("v4.0", "eos_n8_ngc23.04_pytorch", "bert"): ("H100-SXM", 64, 512, "2024-06-12"),
+    ("v4.0", "eos_n434_ngc23.09_pytorch", "bert"): ("H100-SXM", 3472, 512, "2024-06-12"),
+    ("v4.0", "eos_n8_ngc24.04_nemo", "llama2_70b_lora"): ("H100-SXM", 64, 8192, "2024-06-12"),
+    ("v4.0", "eos_n128_ngc24.04_nemo", "llama2_70b_lora"): ("H100-SXM", 1024, 8192, "2024-06-12"),
+    ("v4.1", "eos_n8_ngc24.09_nemo", "llama2_70b_lora"): ("H100-SXM", 64, 8192, "2024-11-13"),
+    ("v4.1", "eos_n128_ngc24.09_nemo", "llama2_70b_lora"): ("H100-SXM", 1024, 8192, "2024-11-13"),
+    ("v5.0", "tyche_ngpu64_ngc25.04_pytorch", "bert"): ("GB200", 64, 512, "2025-06-04"),
+    ("v5.0", "tyche_ngpu512_ngc25.04_pytorch", "bert"): ("GB200", 512, 512, "2025-06-04"),
+    ("v5.0", "tyche_ngpu72_ngc25.04_nemo", "llama2_70b_lora"): ("GB200", 72, 8192, "2025-06-04"),
+    ("v5.0", "tyche_ngpu144_ngc25.04_nemo", "llama2_70b_lora"): ("GB200", 144, 8192, "2025-06-04"),
+    ("v5.0", "tyche_ngpu512_ngc25.04_nemo", "llama2_70b_lora"): ("GB200", 512, 8192, "2025-06-04"),
 }
 COLUMNS = (
     "round",
@@ -119,10 +139,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--results", type=Path, nargs="+", required=True)
     args = parser.parse_args()
-    rows = []
-    for repo in args.results:
+    for systems, name in ((SYSTEMS, "mlperf_training.csv"), (SCALE_OUT, "mlperf_scale_out.csv")):
+        _write(_rows(args.results, systems), ROOT / "data" / name)
+
+
+def _rows(repos: list[Path], systems: dict[tuple[str, str, str], tuple[str, int, int, str]]) -> list[dict[str, object]]:
+    """One row per system of ``systems`` found in ``repos``: MLPerf's score, samples to converge, evaluations."""
+    rows: list[dict[str, object]] = []
+    for repo in repos:
         tag = "v" + repo.resolve().as_posix().split("training_results_v")[-1].split("/")[0]
-        for (round_, folder, benchmark), (gpu, gpus, seq, date) in SYSTEMS.items():
+        for (round_, folder, benchmark), (gpu, gpus, seq, date) in systems.items():
             if round_ != tag:
                 continue
             submitter, system = folder.split("/") if "/" in folder else ("NVIDIA", folder)
@@ -158,7 +184,10 @@ def main() -> None:
                     "source_date": date,
                 }
             )
-    out = ROOT / "data" / "mlperf_training.csv"
+    return rows
+
+
+def _write(rows: list[dict[str, object]], out: Path) -> None:
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()

@@ -1014,6 +1014,12 @@ def load_mlperf(path: Path | None = None) -> list[dict[str, str]]:
     return _read_rows(path or data_dir() / "mlperf_training.csv")
 
 
+def load_mlperf_scale_out(path: Path | None = None) -> list[dict[str, str]]:
+    """``data/mlperf_scale_out.csv``: NVIDIA's multi-node MLPerf Training results of the same benchmarks (64 to 3,584
+    GPUs), in ``load_mlperf``'s columns; held out like them, and outside the 8-GPU targets."""
+    return _read_rows(path or data_dir() / "mlperf_scale_out.csv")
+
+
 def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | None, str]:
     """Minutes ``estimate()`` predicts from run_start to run_stop, from what a user types (workload, GPU, 8 GPUs,
     precision, sequence length, the submission's global batch, the stack, and the evaluations the row's logs show),

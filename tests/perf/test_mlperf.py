@@ -19,6 +19,23 @@ def _rows(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def test_scale_out_rows_are_sourced_multi_node_runs_with_an_8_gpu_reference() -> None:
+    rows = calibration.load_mlperf_scale_out()
+    eight = {calibration.mlperf_key(row): row for row in calibration.load_mlperf()}
+    assert len(rows) >= 10 and {row["gpu"] for row in rows} == {"H100-SXM", "GB200"}
+    for row in rows:
+        assert int(row["gpus"]) > 8 and row["submitter"] == "NVIDIA" and row["source_date"]
+        assert row["source"].startswith(f"mlcommons/training_results_{row['round']}:NVIDIA/results/")
+        # bench/mlperf.py prints the speed-up over the same round's 8-GPU run of the GPU.
+        assert calibration.mlperf_key(row) in eight
+        result = calibration.mlperf_estimate(row)
+        assert result.fits_in_memory and result.time_to_solution_hours
+        # A GPU of a larger system, with a smaller share of the batch and more to communicate, is never faster.
+        single = calibration.mlperf_estimate(eight[calibration.mlperf_key(row)])
+        assert result.throughput_per_gpu is not None and single.throughput_per_gpu is not None
+        assert result.throughput_per_gpu <= single.throughput_per_gpu * 1.0001
+
+
 def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
     rows = _rows("mlperf_training.csv")
     assert {row["gpu"] for row in rows} == {"H100-SXM", "H200", "B200", "GB200"}
