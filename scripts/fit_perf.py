@@ -369,6 +369,7 @@ def main() -> None:
     params["uncalibrated_band_factor"] = round(min(2.5, max(1.2, widen)), 2)
     # What the held-out Lambda round-2 runs say of the GPUs the fit has not measured (each estimate there says it).
     params["held_out_checks"] = calibration.held_out_checks(params)
+    params["scale_out_checks"] = calibration.scale_out_checks(params)
     params["fitted_on"] = {
         "rows": len(rows),
         "sources": sorted({row.source_name for row in rows}),

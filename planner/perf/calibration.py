@@ -945,6 +945,36 @@ def held_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
     return table
 
 
+def scale_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> dict[str, Any]:
+    """What NVIDIA's multi-node MLPerf runs (held out) measured where the model's layout takes short steps across many
+    nodes (``model.short_steps_across_nodes``): how many, their GPU counts, and measured over predicted time
+    (``short_steps``). ``estimate`` says so beside the number (``model._scale_out_note``)."""
+    ratios: list[float] = []
+    gpus: list[int] = []
+    model.set_perf_params({key: value for key, value in params.items() if key != "scale_out_checks"})
+    try:
+        for row in rows or load_mlperf_scale_out():
+            result = mlperf_estimate(row)
+            if result.step_time_s is None or result.time_to_solution_hours is None:
+                continue
+            if model.short_steps_across_nodes(result.nodes, result.step_time_s):
+                ratios.append(float(row["time_to_train_minutes"]) / (result.time_to_solution_hours * 60.0))
+                gpus.append(int(row["gpus"]))
+    finally:
+        model.set_perf_params(None)
+    if not ratios:
+        return {}
+    return {
+        "short_steps": {
+            "runs": len(ratios),
+            "gpus": [min(gpus), max(gpus)],
+            "ratio_low": round(min(ratios), 2),
+            "ratio_high": round(max(ratios), 2),
+            "ratio_median": round(statistics.median(ratios), 2),
+        }
+    }
+
+
 def solve_typical_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:
     """Set ``cnn.typical_floor_s_per_image`` in place so that the typical stack lands on Lambda's H200 FP16 ResNet-50
     run. No calibration row is fast enough to reach the floor (the fastest, an H100, runs 10% below it), so the fit

@@ -979,6 +979,29 @@ def _held_out_check(spec: GpuSpec, wl: Workload, params: dict[str, Any]) -> dict
     return check if wl.stack == "typical" else None
 
 
+# Where NVIDIA's multi-node MLPerf runs ran far longer than the model gives (data/mlperf_scale_out.csv): steps this
+# short, across this many nodes (NVLink domains). Its logs place the gap in the steady state: BERT on 512 GB200s (8
+# racks) steps every 35 ms where the model says 18. LoRA's steps of seconds on 64-512 GPUs land within 7% (one v4.0
+# run 19%); BERT on one 64-GPU rack within 7%.
+SHORT_STEP_S = 0.1
+MANY_NODES = 8
+
+
+def short_steps_across_nodes(nodes: int, step_s: float) -> bool:
+    """A layout in the regime the MLPerf scale-out runs found the model optimistic in."""
+    return nodes >= MANY_NODES and step_s < SHORT_STEP_S
+
+
+def _scale_out_note(check: dict[str, Any]) -> str:
+    return (
+        f"held out of the fit, {check['runs']} of NVIDIA's MLPerf Training runs with steps under "
+        f"{SHORT_STEP_S * 1000:.0f} ms across {MANY_NODES} or more nodes ({check['gpus'][0]:,}-{check['gpus'][1]:,} "
+        f"GPUs, data/mlperf_scale_out.csv) took {check['ratio_low']:.2f}-{check['ratio_high']:.2f}x (median "
+        f"{check['ratio_median']:.2f}x) the time this model gives them: per-step costs at this scale that it does "
+        "not describe; expect a longer run (fewer nodes, or more samples per GPU in a step, lose less)"
+    )
+
+
 def _held_out_note(spec: GpuSpec, wl: Workload, check: dict[str, Any]) -> str:
     error = float(check["median_error_pct"])
     return (
@@ -1231,6 +1254,9 @@ def _estimate(
         notes.append(f"micro-batch {plan.micro_batch} per GPU, not the {wl.batch_per_gpu} given: {why_smaller}")
     if timing.host_bound and choice.fits:
         notes.append(_host_bound_note(wl, plan))
+    scale_out = params.get("scale_out_checks", {}).get("short_steps")
+    if scale_out and choice.fits and short_steps_across_nodes(nodes, step):
+        notes.append(_scale_out_note(scale_out))
     if not wl.is_transformer and wl.stack == "tuned" and prec in ("fp32", "tf32"):
         notes.append(
             f"the tuned CNN speed-up was measured in mixed precision (MLPerf ResNet-50) and is not applied in {prec}: "

@@ -36,6 +36,23 @@ def test_scale_out_rows_are_sourced_multi_node_runs_with_an_8_gpu_reference() ->
         assert result.throughput_per_gpu <= single.throughput_per_gpu * 1.0001
 
 
+def test_short_steps_across_many_nodes_carry_what_the_scale_out_runs_found() -> None:
+    # BERT on 512 GB200s (8 NVL72 racks) at 16 sequences per GPU: the model's step is 18 ms, the run's 35 ms.
+    bert = get_workload("bert-large", seq_len=256, global_batch=8192, stack="tuned")
+    many = estimate(bert, "GB200", 512, "bf16")
+    check = perf_params()["scale_out_checks"]["short_steps"]
+    assert many.step_time_s is not None and many.step_time_s < 0.1 and many.nodes >= 8
+    note = next(line for line in many.assumptions if "MLPerf Training runs with steps" in line)
+    assert f"{check['ratio_low']:.2f}-{check['ratio_high']:.2f}x" in note and "expect a longer run" in note
+    assert check["ratio_low"] > 1.0 and check["runs"] >= 5
+    # One rack, or steps of seconds (LoRA on 64 H100s, 8 nodes), are outside what those runs measured.
+    for result in (
+        estimate(bert, "GB200", 64, "bf16"),
+        estimate("llama-2-70b", "H100-SXM", 64, "fp8", mode="lora", stack="tuned", seq_len=8192, global_batch=8),
+    ):
+        assert not any("MLPerf Training runs with steps" in line for line in result.assumptions)
+
+
 def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
     rows = _rows("mlperf_training.csv")
     assert {row["gpu"] for row in rows} == {"H100-SXM", "H200", "B200", "GB200"}
