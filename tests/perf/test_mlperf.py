@@ -45,7 +45,7 @@ def test_short_steps_across_many_nodes_carry_what_the_scale_out_runs_found() -> 
     note = next(line for line in many.assumptions if "MLPerf Training runs with steps" in line)
     assert f"{check['ratio_low']:.2f}-{check['ratio_high']:.2f}x" in note and "expect a longer run" in note
     assert check["ratio_low"] > 1.0 and check["runs"] >= 5
-    # One rack, or steps of seconds (LoRA on 64 H100s, 8 nodes), are outside what those runs measured.
+    # One rack, or half-second steps (LoRA on 64 H100s, 8 nodes), are outside what those runs measured.
     for result in (
         estimate(bert, "GB200", 64, "bf16"),
         estimate("llama-2-70b", "H100-SXM", 64, "fp8", mode="lora", stack="tuned", seq_len=8192, global_batch=8),
