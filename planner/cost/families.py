@@ -58,6 +58,9 @@ class ModelGrid:
     held_out_pct: FloatArray | None = None
     # Per family, the fewest instances that would hold the job where it does not fit (NaN: fits, or no count does).
     min_nodes: FloatArray | None = None
+    # Per (family, nodes - 1), where the layout takes short steps across many nodes: measured over predicted time of
+    # the held-out MLPerf runs in that regime (NaN: outside it).
+    slower_at_scale: FloatArray | None = None
 
 
 @dataclass
@@ -71,6 +74,8 @@ class ConfigEstimate:
     reason: str | None = None
     calibrated: bool = True
     held_out_pct: float = math.nan
+    # Steps under 100 ms across 8+ nodes: held-out MLPerf runs like it took this many times the model's time (NaN).
+    slower_at_scale: float = math.nan
     # The model's own InputError, when it refused the input rather than the configuration.
     error: InputError | None = None
     # Where the job does not fit in memory: the fewest GPUs that would hold it (None: no count does).
@@ -126,6 +131,7 @@ def estimate_config(
     return ConfigEstimate(
         calibrated=bool(result.gpu_calibrated),
         held_out_pct=math.nan if result.held_out_error_pct is None else float(result.held_out_error_pct),
+        slower_at_scale=math.nan if result.slower_at_scale is None else float(result.slower_at_scale),
         hours=hours,
         hours_low=min(hours_low, hours),
         hours_high=max(hours_high, hours),
@@ -193,7 +199,7 @@ def model_grid(
     import numpy as np
 
     shape = (len(fams), max_nodes)
-    hours, low, high, energy = (np.full(shape, np.nan) for _ in range(4))
+    hours, low, high, energy, slower = (np.full(shape, np.nan) for _ in range(5))
     reasons: dict[tuple[int, int], str] = {}
     uncalibrated = np.zeros(len(fams), dtype=bool)
     held_out = np.full(len(fams), np.nan)
@@ -224,6 +230,7 @@ def model_grid(
             else:
                 hours[f, n - 1], low[f, n - 1] = found.hours, found.hours_low
                 high[f, n - 1], energy[f, n - 1] = found.hours_high, found.energy_kwh
+                slower[f, n - 1] = found.slower_at_scale
                 uncalibrated[f] |= not found.calibrated
                 if not math.isnan(found.held_out_pct):
                     held_out[f] = found.held_out_pct
@@ -242,4 +249,5 @@ def model_grid(
         uncalibrated=uncalibrated,
         held_out_pct=held_out,
         min_nodes=min_nodes,
+        slower_at_scale=slower,
     )

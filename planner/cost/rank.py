@@ -29,7 +29,7 @@ from planner.cost.result import (
     RankResult,
     empty_result,
 )
-from planner.perf.evidence import held_out_verdict
+from planner.perf.evidence import held_out_verdict, scale_out_verdict
 
 if TYPE_CHECKING:
     import numpy as np
@@ -488,6 +488,14 @@ def _table(
             for value in np.unique(found[~np.isnan(found)]):
                 said[found == value] = f"{UNCALIBRATED_NOTE}; held-out runs on this GPU: {held_out_verdict(value)}"
         notes[unsure] = notes[unsure] + prefix.astype(object) + said
+    if model.slower_at_scale is not None:
+        # Short steps across many instances: what NVIDIA's held-out MLPerf runs in that regime found.
+        ratio = model.slower_at_scale[family, nodes - 1]
+        scaled = ~np.isnan(ratio)
+        if scaled.any():
+            prefix = np.where(notes[scaled] == "", "", "; ")
+            said = np.array([scale_out_verdict(value) for value in ratio[scaled]], dtype=object)
+            notes[scaled] = notes[scaled] + prefix.astype(object) + said
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),

@@ -326,6 +326,9 @@ class Estimate:
     # On a GPU without such measurements, what the runs kept out of the fit found (data/lambda_v2_runs.csv, typical
     # stack): the model's median error on them in percent, positive where the model is faster than measured.
     held_out_error_pct: float | None = None
+    # Where the layout takes steps under 100 ms across 8 or more nodes: the median of measured over predicted time of
+    # NVIDIA's held-out MLPerf runs in that regime (data/mlperf_scale_out.csv); None elsewhere.
+    slower_at_scale: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values (float, int, str, bool, None, list, dict) for JSON."""
@@ -1255,8 +1258,10 @@ def _estimate(
     if timing.host_bound and choice.fits:
         notes.append(_host_bound_note(wl, plan))
     scale_out = params.get("scale_out_checks", {}).get("short_steps")
+    slower_at_scale: float | None = None
     if scale_out and choice.fits and short_steps_across_nodes(nodes, step):
         notes.append(_scale_out_note(scale_out))
+        slower_at_scale = float(scale_out["ratio_median"])
     if not wl.is_transformer and wl.stack == "tuned" and prec in ("fp32", "tf32"):
         notes.append(
             f"the tuned CNN speed-up was measured in mixed precision (MLPerf ResNet-50) and is not applied in {prec}: "
@@ -1386,4 +1391,5 @@ def _estimate(
         gpu_calibrated=calibrated,
         calibration_note=calibration_note,
         held_out_error_pct=held_out_error,
+        slower_at_scale=slower_at_scale,
     )

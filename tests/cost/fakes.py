@@ -33,6 +33,7 @@ class FakeEstimate:
     energy_kwh: float
     gpu_calibrated: bool = True
     held_out_error_pct: float | None = None
+    slower_at_scale: float | None = None
 
 
 class FakeEstimator:
