@@ -74,7 +74,8 @@ class ConfigEstimate:
     reason: str | None = None
     calibrated: bool = True
     held_out_pct: float = math.nan
-    # Steps under 100 ms across 8+ nodes: held-out MLPerf runs like it took this many times the model's time (NaN).
+    # Short steps across many nodes (evidence.short_steps_across_nodes): held-out MLPerf runs took this many times
+    # the model's time (NaN: outside that regime).
     slower_at_scale: float = math.nan
     # The model's own InputError, when it refused the input rather than the configuration.
     error: InputError | None = None

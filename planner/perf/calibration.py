@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from planner._data import data_dir
 from planner.hardware import PRECISIONS, GpuSpec, gpu_table, resolve_gpu
 from planner.perf import model
+from planner.perf.evidence import short_steps_across_nodes
 from planner.perf.workloads import WORKLOADS, Workload, get_workload
 
 # benchmarks.csv columns, in order.
@@ -947,17 +948,17 @@ def held_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
 
 def scale_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> dict[str, Any]:
     """What NVIDIA's multi-node MLPerf runs (held out) measured where the model's layout takes short steps across many
-    nodes (``model.short_steps_across_nodes``): how many, their GPU counts, and measured over predicted time
+    nodes (``evidence.short_steps_across_nodes``): how many, their GPU counts, and measured over predicted time
     (``short_steps``). ``estimate`` says so beside the number (``model._scale_out_note``)."""
     ratios: list[float] = []
     gpus: list[int] = []
-    model.set_perf_params({key: value for key, value in params.items() if key != "scale_out_checks"})
+    model.set_perf_params(params)
     try:
         for row in rows or load_mlperf_scale_out():
             result = mlperf_estimate(row)
             if result.step_time_s is None or result.time_to_solution_hours is None:
                 continue
-            if model.short_steps_across_nodes(result.nodes, result.step_time_s):
+            if short_steps_across_nodes(result.nodes, result.step_time_s):
                 ratios.append(float(row["time_to_train_minutes"]) / (result.time_to_solution_hours * 60.0))
                 gpus.append(int(row["gpus"]))
     finally:

@@ -11,7 +11,20 @@ def held_out_verdict(error_pct: float) -> str:
     return f"{abs(error_pct):.0f}% {'slower' if error_pct > 0 else 'faster'} than this model gives"
 
 
+# Where NVIDIA's multi-node MLPerf runs ran far longer than the model gives (data/mlperf_scale_out.csv): steps this
+# short, across this many nodes (NVLink domains). Their logs place the gap in the steady state: BERT on 512 GB200s (8
+# racks) steps every 35 ms where the model says 18. LoRA's steps of 0.2-0.6 s on 64-512 GPUs land within 7% (one
+# v4.0 run 19%); BERT on one 64-GPU rack within 7%.
+SHORT_STEP_S = 0.1
+MANY_NODES = 8
+
+
+def short_steps_across_nodes(nodes: int, step_s: float) -> bool:
+    """A layout in the regime the MLPerf scale-out runs found the model optimistic in."""
+    return nodes >= MANY_NODES and step_s < SHORT_STEP_S
+
+
 def scale_out_verdict(ratio: float) -> str:
     """What NVIDIA's held-out MLPerf runs with short steps across many nodes found, in words (``ratio``: their median
     measured over predicted time)."""
-    return f"short steps across 8+ nodes: held-out MLPerf runs like this took {ratio:.2f}x the model's time"
+    return f"short steps across {MANY_NODES}+ nodes: held-out MLPerf runs like this took {ratio:.2f}x the model's time"

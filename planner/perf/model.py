@@ -22,7 +22,7 @@ from planner.catalog.schema import INTERCONNECTS
 from planner.energy import node_factor
 from planner.errors import InputError, UnknownGpuError
 from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, gpu_table, lookup, resolve_gpu
-from planner.perf.evidence import held_out_verdict
+from planner.perf.evidence import MANY_NODES, SHORT_STEP_S, held_out_verdict, short_steps_across_nodes
 from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload
 
@@ -708,7 +708,7 @@ def _step_time(
             # each wait one network hop (NCCL has no tree all-gather): latency grows linearly with the ranks.
             latency = micro_steps * 3 * (wl.layers / plan.pp) * (group - 1) * hop
         else:
-            volume = params_grad * _gradient_bytes(wl, precision)
+            volume = params_grad * _gradient_bytes(wl, precision, comm)
             # DDP all-reduces 25 MB gradient buckets; NCCL's tree all-reduce takes 2 log2(dp) hops per bucket.
             buckets = math.ceil(volume / 25e6)
             latency = buckets * 2 * math.log2(group) * hop
@@ -724,13 +724,13 @@ def _step_time(
     return _Timing(step, compute, step - compute, flops_per_step, samples, host_bound, micro_steps * unfed * bubble)
 
 
-def _gradient_bytes(wl: Workload, precision: str) -> float:
+def _gradient_bytes(wl: Workload, precision: str, comm: dict[str, Any]) -> float:
     """Bytes per gradient element that data parallelism all-reduces. Recipes that train an FP16 copy of a
     transformer (apex's O2 in NVIDIA's BERT scripts, Megatron's FP16 mode) reduce FP16 gradients; autocast (CNNs),
     BF16 and full-precision runs reduce FP32 ones."""
     if wl.is_transformer and precision == "fp16":
         return ELEMENT_BYTES["fp16"]
-    return float(perf_params()["comm"]["gradient_bytes"])
+    return float(comm["gradient_bytes"])
 
 
 def throughput_with_plan(
@@ -980,19 +980,6 @@ def _held_out_check(spec: GpuSpec, wl: Workload, params: dict[str, Any]) -> dict
     parameters: runs and median error), or None: none, or another stack than theirs (typical)."""
     check: dict[str, Any] | None = params.get("held_out_checks", {}).get(spec.id, {}).get(wl.kind)
     return check if wl.stack == "typical" else None
-
-
-# Where NVIDIA's multi-node MLPerf runs ran far longer than the model gives (data/mlperf_scale_out.csv): steps this
-# short, across this many nodes (NVLink domains). Its logs place the gap in the steady state: BERT on 512 GB200s (8
-# racks) steps every 35 ms where the model says 18. LoRA's steps of 0.2-0.6 s on 64-512 GPUs land within 7% (one v4.0
-# run 19%); BERT on one 64-GPU rack within 7%.
-SHORT_STEP_S = 0.1
-MANY_NODES = 8
-
-
-def short_steps_across_nodes(nodes: int, step_s: float) -> bool:
-    """A layout in the regime the MLPerf scale-out runs found the model optimistic in."""
-    return nodes >= MANY_NODES and step_s < SHORT_STEP_S
 
 
 def _scale_out_note(check: dict[str, Any]) -> str:
