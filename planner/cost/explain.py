@@ -297,7 +297,7 @@ def assumptions_for(workload: Workload, request: RankRequest) -> list[str]:
     ]
     if request.pricing != "on-demand":
         lines += spot_assumptions(
-            workload.params,
+            workload,
             request.checkpoint_interval_hours,
             request.restart_overhead_hours,
             request.interruption_rate,
@@ -319,7 +319,7 @@ ORDER_TEXT = {
 
 
 def spot_assumptions(
-    params: float,
+    workload: Workload,
     checkpoint_interval_hours: float | None,
     restart_overhead_hours: float,
     default_rate: float,
@@ -329,13 +329,28 @@ def spot_assumptions(
 ) -> list[str]:
     """The spot model in words, each figure stated once with its source."""
     from planner.cost.spot import default_band, hazard_bands, spot_model
+    from planner.perf.model import trained_params
 
     model = spot_model()
     bands = "; ".join(
         f"{b.name} {b.expected:g} ({b.low:g}-{b.high:g}) from {b.source}" for b in hazard_bands().values()
     )
     gbps = model.checkpoint_storage_gbps if storage_gbps is None else storage_gbps
-    size_gb = params * model.checkpoint_bytes_per_param / 1e9
+    trained = trained_params(workload)
+    size_gb = trained * model.checkpoint_bytes_per_param / 1e9
+    frozen = workload.params - trained
+    if frozen > 0:
+        what = (
+            f"{model.checkpoint_bytes_per_param:g} bytes per trained parameter: the LoRA adapters, "
+            f"{trained / workload.params:.0%} of the {workload.params / 1e9:,.3g}B parameters"
+        )
+        reread = (
+            f"reading the checkpoint back and the {frozen * model.frozen_weight_bytes_per_param / 1e9:,.3g} GB frozen "
+            f"base model, {model.frozen_weight_bytes_per_param:g} bytes per parameter as published, on every node"
+        )
+    else:
+        what = f"{model.checkpoint_bytes_per_param:g} bytes per parameter"
+        reread = "reading the checkpoint back"
     if own_rate is not None:
         rate_text = f"spot: your interruption rate {own_rate:g} per node-hour replaces every band"
     else:
@@ -355,9 +370,9 @@ def spot_assumptions(
         rate_text,
         f"spot: a job on N nodes is stopped at node rate x N^{model.correlation_exponent:g}, not x N: reclaims "
         f"arrive together ({model.sources['correlation_exponent']})",
-        f"spot: checkpoint of {size_gb:,.3g} GB ({model.checkpoint_bytes_per_param:g} bytes per parameter) written "
-        f"at {gbps:g} Gbit/s per node, {interval}; each stop redoes the work since the last checkpoint, then "
-        f"{restart_overhead_hours:g} h to restart plus reading the checkpoint back (Daly 2006 expected time)",
+        f"spot: checkpoint of {size_gb:,.3g} GB ({what}) written at {gbps:g} Gbit/s per node, {interval}; each stop "
+        f"redoes the work since the last checkpoint, then {restart_overhead_hours:g} h to restart plus {reread} "
+        "(Daly 2006 expected time)",
         f"spot: after a stop the job waits on average {wait:g} h for capacity ({wait_low:g}-{wait_high:g} h), unbilled "
         f"(SkyPilot spot-traces)",
         "spot: cost_low/cost_high and time_low/time_high are the low and high scenarios (hazard band ends, the "

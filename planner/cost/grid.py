@@ -106,13 +106,15 @@ def cost_grid(
     restart_overhead_hours: float,
     default_interruption_rate: float,
     interruption_rate_per_node_hour: float | None = None,
-    params: float = 0.0,
+    trained_params: float = 0.0,
+    frozen_params: float = 0.0,
     checkpoint_storage_gbps: float | None = None,
 ) -> CostGrid:
     """Expected wall-clock, billed hours and energy (with their low/high band) of every cell.
 
-    ``checkpoint_interval_hours`` None picks the Young/Daly interval per cell; ``params`` (the model's parameter
-    count) sizes the checkpoint, written at ``checkpoint_storage_gbps`` per node.
+    ``checkpoint_interval_hours`` None picks the Young/Daly interval per cell; ``trained_params`` (the parameters
+    that train) size the checkpoint, written at ``checkpoint_storage_gbps`` per node, and ``frozen_params`` (LoRA's
+    base model) are read back whole by every node on each restart.
     """
     import numpy as np
 
@@ -134,8 +136,10 @@ def cost_grid(
         spot.job_hazard(on_spot * rates[:, None, None, :, k], nodes, constants.correlation_exponent) for k in range(3)
     ]
     gbps = constants.checkpoint_storage_gbps if checkpoint_storage_gbps is None else checkpoint_storage_gbps
-    checkpoint = spot.checkpoint_hours(params, nodes, gbps, constants.checkpoint_bytes_per_param)
-    restart = restart_overhead_hours + checkpoint  # provisioning and framework start-up, then read the checkpoint
+    checkpoint = spot.checkpoint_hours(trained_params, nodes, gbps, constants.checkpoint_bytes_per_param)
+    reload = spot.reload_hours(frozen_params, gbps, constants.frozen_weight_bytes_per_param)
+    # Provisioning and framework start-up, then read the checkpoint back (and a LoRA run's frozen base model).
+    restart = restart_overhead_hours + checkpoint + reload
     if checkpoint_interval_hours is None:
         interval = spot.young_daly_interval(checkpoint, hazard[1])
     else:

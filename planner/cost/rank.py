@@ -339,6 +339,8 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
     ``offers`` is already filtered (every zone, catalog order); the result carries no catalog date or filter
     notes, which the caller adds. Raises InputError only when every configuration fails on the same bad input.
     """
+    from planner.perf.model import trained_params
+
     assumptions = explain.assumptions_for(workload, request)
     if offers.empty:
         return empty_result(assumptions, None, "the catalog holds no offerings", [], _no_exclusions())
@@ -353,7 +355,8 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         restart_overhead_hours=request.restart_overhead_hours,
         default_interruption_rate=request.interruption_rate,
         interruption_rate_per_node_hour=request.interruption_rate_per_node_hour,
-        params=workload.params,
+        trained_params=trained_params(workload),
+        frozen_params=workload.params - trained_params(workload),
         checkpoint_storage_gbps=request.checkpoint_storage_gbps,
     )
     rows = _rows(offers)

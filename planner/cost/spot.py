@@ -53,6 +53,8 @@ class SpotModel:
     correlation_exponent: float
     capacity_wait_hours: tuple[float, float, float]  # low, expected, high scenario
     checkpoint_bytes_per_param: float
+    # A LoRA run checkpoints its adapters only; a restart reloads the frozen base model from its published weights.
+    frozen_weight_bytes_per_param: float
     checkpoint_storage_gbps: float
     spot_warning_hours: float
     risky_ratio: float
@@ -120,6 +122,7 @@ def spot_model() -> SpotModel:
             value("capacity_wait_high_hours"),
         ),
         checkpoint_bytes_per_param=value("checkpoint_bytes_per_param"),
+        frozen_weight_bytes_per_param=value("frozen_weight_bytes_per_param"),
         checkpoint_storage_gbps=value("checkpoint_storage_gbps"),
         spot_warning_hours=value("spot_warning_hours"),
         risky_ratio=value("risky_ratio"),
@@ -142,6 +145,12 @@ def checkpoint_hours(params: float, nodes: FloatArray, storage_gbps: float, byte
     bits = params * bytes_per_param * 8.0
     result: FloatArray = bits / (storage_gbps * 1e9 * np.asarray(nodes, dtype=float)) / 3600.0
     return result
+
+
+def reload_hours(params: float, storage_gbps: float, bytes_per_param: float) -> float:
+    """Hours for each node to read ``params`` weights it holds whole (a frozen base model every data-parallel node
+    loads in full), at ``storage_gbps`` per node."""
+    return params * bytes_per_param * 8.0 / (storage_gbps * 1e9) / 3600.0
 
 
 def young_daly_interval(checkpoint: FloatArray, hazard: FloatArray) -> FloatArray:

@@ -543,6 +543,23 @@ def forward_share(wl: Workload) -> float:
     return (linear + attention) / (linear * linear_passes + attention * 3.0)
 
 
+def trained_params(wl: Workload) -> float:
+    """Parameters that train, and so carry gradients, optimizer state and a place in every checkpoint: all of them,
+    or for LoRA the adapters' share (the frozen base weights stay as their published checkpoint has them)."""
+    if wl.mode == "lora":
+        return float(wl.params * perf_params()["memory"]["lora_trainable_fraction"])
+    return float(wl.params)
+
+
+def _lora_text(wl: Workload) -> str:
+    share = trained_params(wl) / wl.params
+    return (
+        f"LoRA: the adapters train {share:.0%} of the parameters (an assumption: rank-16 to rank-64 adapters on "
+        "every linear layer of a 7-70B model train 0.3-2.4% of it); they alone carry gradients, optimizer state and "
+        "checkpoints, and the base model's frozen weights skip their weight gradients"
+    )
+
+
 def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
     """Peak bytes per GPU: model state (weights, gradients, optimizer), activations, logits."""
     mem = perf_params()["memory"]
@@ -554,9 +571,9 @@ def _memory_bytes(wl: Workload, precision: str, plan: Plan) -> float:
         if precision == "fp8" and wl.stack == "tuned":
             weight_bytes = 1.0
         frozen = wl.params * weight_bytes
-        trained = wl.params * mem["lora_trainable_fraction"] * mem["adam_bytes_per_param"]
     else:
-        frozen, trained = 0.0, wl.params * mem["adam_bytes_per_param"]
+        frozen = 0.0
+    trained = trained_params(wl) * mem["adam_bytes_per_param"]
     if plan.zero1 and not plan.sharded:
         # Only the FP32 master weights and Adam moments (12 of the 16 bytes) of what trains are split over the
         # gradient group; frozen weights have none.
@@ -696,10 +713,7 @@ def _step_time(
         bandwidth = _dp_bandwidth(spec, interconnect, plan, gpus_per_node, network_gbps) * 1e9
         params_here = wl.params / (plan.tp * plan.pp)
         ring = 2.0 * (group - 1) / group
-        if wl.mode == "lora":
-            params_grad = params_here * perf_params()["memory"]["lora_trainable_fraction"]
-        else:
-            params_grad = params_here
+        params_grad = trained_params(wl) / (plan.tp * plan.pp)
         hop = comm["dp_hop_latency_s"]
         if plan.sharded:
             # FSDP: all-gather weights for forward and backward of every micro-batch, reduce-scatter gradients.
@@ -1322,6 +1336,7 @@ def _estimate(
     )
     assumptions = [
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
+        *([_lora_text(wl)] if wl.mode == "lora" else []),
         wl.software_text,
         layout,
         _nodes_text(gpus, per_node)

@@ -9,6 +9,7 @@ import math
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from cost.fakes import FakeEstimator, small_catalog
@@ -73,6 +74,35 @@ def test_golden_ranking_by_hand() -> None:
     assert best["energy_kwh"] == pytest.approx(energy)
     assert best["co2_kg"] == pytest.approx(energy * 379.07 / 1000)
     assert not best["spot_risky"]
+
+
+def test_lora_checkpoints_hold_the_adapters_and_restarts_reload_the_frozen_base() -> None:
+    """A LoRA run on spot checkpoints only what trains (12 bytes per adapter parameter); each restart reads that back
+    and reloads the frozen base model as published (2 bytes per parameter on every node)."""
+    from planner.perf.workloads import get_workload
+
+    def aws_spot(table: pd.DataFrame) -> pd.Series:
+        rows = table[(table["instance_type"] == "p5.48xlarge") & (table["pricing"] == "spot")]
+        assert list(rows["zone"]) == ["use1-az6"]
+        return rows.iloc[0]
+
+    result = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, mode="lora")
+    best = aws_spot(result.table)
+    params = get_workload("llama-3-8b").params
+    training, hazard = 2e9 / 80_000 / 3600, 0.02
+    # The adapters are 1% of the parameters (perf_params memory.lora_trainable_fraction).
+    checkpoint = params * 0.01 * 12 * 8 / 10e9 / 3600
+    interval = math.sqrt(2 * checkpoint / hazard) - checkpoint
+    assert best["checkpoint_every_hours"] == pytest.approx(interval)
+    restart = 0.25 + checkpoint + params * 0.99 * 2 * 8 / 10e9 / 3600
+    exposed = training / interval * math.exp(hazard * restart) * math.expm1(hazard * (interval + checkpoint)) / hazard
+    assert best["time_to_solution_hours"] == pytest.approx(0.25 + exposed + 1.4 * hazard * exposed)
+    # A full training run of the same model writes 100x the bytes, so it checkpoints 10x less often.
+    full = aws_spot(rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9).table)
+    assert full["checkpoint_every_hours"] > 9 * best["checkpoint_every_hours"]
+    words = next(line for line in result.assumptions if line.startswith("spot: checkpoint of"))
+    assert "0.964 GB (12 bytes per trained parameter: the LoRA adapters, 1% of the 8.03B parameters)" in words
+    assert "and the 15.9 GB frozen base model, 2 bytes per parameter as published, on every node" in words
 
 
 def test_cost_lines_are_named_items_that_sum_to_the_total() -> None:
