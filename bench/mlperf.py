@@ -25,6 +25,10 @@ None of these runs is in the benchmark rows the model is fitted on; NVIDIA's two
 tuned-CNN constants (``calibration.solve_tuned_cnn``), and its v4.0 H100 and H200 and v5.0 B200 BERT rows the tuned
 encoder's three (its HBM traffic, its rate and its feed; ``calibration.solve_tuned_encoder``): they, and ratios taken
 with them, are left out of the summary.
+Beside each time, the bench prints ``estimate()``'s training rate against the rate the run's logs show between
+evaluations (``train_samples_per_s``, MLLOG ``tracked_stats``): the steady state alone, apart from convergence,
+evaluations and start-up; each ratio is printed again on those rates, and each scale-out run with the step the logged
+rate implies beside the model's.
 A ratio taken with a run on a system MLPerf lists as "preview" (``status``: hardware or software not yet available
 at submission; v4.1's B200) is marked; the summary counts every ratio, and beside it those of available systems.
 """
@@ -71,10 +75,13 @@ def main() -> None:
     print(f"MLPerf Training, 8-GPU systems, estimate(--stack {args.stack}) vs measured time-to-train (minutes)")
     print(
         f"{'round':5s} {'benchmark':16s} {'GPU':9s} {'by':6s} {'measured':>9s} {'predicted':>9s} {'error':>7s} "
-        f"{'band':>13s}  layout"
+        f"{'band':>13s} {'rate':>7s}  layout"
     )
     predicted: dict[tuple[str, str, str, str], float] = {}
     measured: dict[tuple[str, str, str, str], float] = {}
+    # The training rate between evaluations: logged (samples/s) and estimate()'s, in the same unit.
+    rates: dict[tuple[str, str, str, str], tuple[float, float]] = {}
+    rate_errors: list[float] = []
     errors: list[float] = []
     inside: list[bool] = []
     preview: set[tuple[str, str, str, str]] = set()
@@ -97,16 +104,31 @@ def main() -> None:
         fast = minutes * result.throughput / result.throughput_high
         slow = minutes * result.throughput / result.throughput_low
         band = f"{fast:5.2f}-{slow:5.2f}{'' if result.gpu_calibrated else '*'}"
+        rate_error = calibration.mlperf_rate_error(row, result)
+        rate = "" if rate_error is None else f"{rate_error:+6.1f}%"
+        if rate_error is not None:
+            logged = float(row["train_samples_per_s"])
+            rates[key] = (logged, logged * (1.0 + rate_error / 100.0))
         if key in CALIBRATION:
             layout += "  (calibration row)"
         else:
             errors.append(abs(error))
             inside.append(fast <= real <= slow)
-        print(f"{head} {minutes:9.2f} {error:+6.1f}% {band:>13s}  {layout}")
+            if rate_error is not None:
+                rate_errors.append(abs(rate_error))
+        print(f"{head} {minutes:9.2f} {error:+6.1f}% {band:>13s} {rate:>7s}  {layout}")
     print("  * the GPU has no measurements of this kind of model in the calibration data: wider band, and a note")
+    print(
+        "  rate: estimate()'s training rate against the rate the logs show between evaluations (tracked_stats): the "
+        "steady state alone, without convergence, evaluations or start-up; positive where the model is faster"
+    )
     print()
-    print("cross-GPU ratios (time on H100, or H200 where the round has no H100, over time on the other GPU)")
+    print(
+        "cross-GPU ratios (time on H100, or H200 where the round has no H100, over time on the other GPU; "
+        "then the same ratio of the steady-state training rates)"
+    )
     ratio_errors: list[float] = []
+    steady_errors: list[float] = []
     available_errors: list[float] = []  # both runs on systems MLPerf lists as available, not preview
     for key, real in sorted(measured.items()):
         round_, benchmark, gpu, submitter = key
@@ -124,9 +146,17 @@ def main() -> None:
             runs = submitter if base[3] == submitter else f"{submitter}/{base[3]}"
             pair = f"{gpu}/{base[2].removesuffix('-SXM')} ({runs})"
             tag = "  preview system" if {key, base} & preview else ""
+            steady = ""
+            if key in rates and base in rates:
+                logged_ratio = rates[key][0] / rates[base][0]
+                model_rate_ratio = rates[key][1] / rates[base][1]
+                steady_error = (model_rate_ratio / logged_ratio - 1.0) * 100.0
+                steady = f"  steady state {logged_ratio:5.2f}x vs {model_rate_ratio:5.2f}x {steady_error:+6.1f}%"
+                if key not in CALIBRATION and base not in CALIBRATION:
+                    steady_errors.append(abs(steady_error))
             print(
                 f"  {round_} {benchmark:16s} {pair:27s} measured {real_ratio:5.2f}x  "
-                f"predicted {model_ratio:5.2f}x  {error:+6.1f}%{tag}"
+                f"predicted {model_ratio:5.2f}x  {error:+6.1f}%{steady}{tag}"
             )
     within = sum(1 for e in errors if e <= 20.0)
     summary = {
@@ -140,6 +170,10 @@ def main() -> None:
             f"{sum(1 for e in available_errors if e <= 10.0)}/{len(available_errors)}"
         ),
         "measured_inside_band": f"{sum(inside)}/{len(inside)}",
+        # Beside the targets: the steady state alone (the logged training rate between evaluations).
+        "rate_median_abs_error_pct": round(statistics.median(rate_errors), 1) if rate_errors else None,
+        "steady_ratio_median_abs_error_pct": round(statistics.median(steady_errors), 1) if steady_errors else None,
+        "steady_ratios_within_10pct": f"{sum(1 for e in steady_errors if e <= 10.0)}/{len(steady_errors)}",
     }
     summary.update(_scale_out(args.stack, predicted, measured))
     print()
@@ -160,10 +194,11 @@ def _scale_out(
     print("scale-out: NVIDIA's multi-node systems (data/mlperf_scale_out.csv), held out, outside the targets")
     print(
         f"{'round':5s} {'benchmark':16s} {'GPU':9s} {'GPUs':>5s} {'measured':>9s} {'predicted':>9s} {'error':>7s} "
-        f"{'speed-up over 8 GPUs':>22s}  layout"
+        f"{'speed-up over 8 GPUs':>22s} {'rate':>7s} {'step ms':>15s}  layout"
     )
     errors: list[float] = []
     counts: list[int] = []
+    rate_errors: list[float] = []
     for row in calibration.load_mlperf_scale_out():
         result = calibration.mlperf_estimate(row, stack)
         minutes, layout = calibration.mlperf_minutes_of(result)
@@ -179,16 +214,23 @@ def _scale_out(
         speedup = ""
         if base in measured and base in predicted:
             speedup = f"{measured[base] / real:6.1f}x vs {predicted[base] / minutes:6.1f}x"
-        print(f"{head} {minutes:9.3f} {error:+6.1f}% {speedup:>22s}  {layout}")
+        rate_error = calibration.mlperf_rate_error(row, result)
+        rate = step = ""
+        if rate_error is not None and result.step_time_s:
+            rate_errors.append(rate_error)
+            # A step trains the global batch: the logged rate's step beside the model's.
+            logged_step = float(row["global_batch"]) / float(row["train_samples_per_s"]) * 1000.0
+            rate, step = f"{rate_error:+6.1f}%", f"{logged_step:6.0f} vs {result.step_time_s * 1000.0:5.0f}"
+        print(f"{head} {minutes:9.3f} {error:+6.1f}% {speedup:>22s} {rate:>7s} {step:>15s}  {layout}")
     print(
-        "  negative: the model is faster than the run. The logs place the gap in the steady state, not in start-up: "
-        "GB200 BERT on 512 GPUs trains from 0.01 s after run_start, evaluates in 0.05 s, and steps every 35 ms "
-        "where the model says 18"
+        "  error negative: the model is faster than the run. rate: estimate()'s training rate against the logged rate "
+        "between evaluations; step ms: the logged step (global batch over that rate) vs the model's"
     )
     summary: dict[str, object] = {"scale_out_runs": len(errors)}
     for name, low, high in (("up_to_144_gpus", 9, 144), ("512_gpus_and_more", 512, 1 << 20)):
         chosen = [abs(e) for e, n in zip(errors, counts, strict=True) if low <= n <= high]
         summary[f"scale_out_median_abs_error_pct_{name}"] = round(statistics.median(chosen), 1) if chosen else None
+    summary["scale_out_rate_median_error_pct"] = round(statistics.median(rate_errors), 1) if rate_errors else None
     return summary
 
 

@@ -12,6 +12,10 @@ convergence (ResNet-50: epochs x 1,281,167 images; BERT: the sample count of the
 with the mean samples to converge. Evaluations run inside run_start..run_stop: it also writes how many each run made
 (``eval_accuracy`` events, mean over the runs) and how many samples each evaluates (``eval_samples``), and the
 system's MLPerf category (``status``: available or preview, from ``<submitter>/systems/<system>.json``).
+The implementations also log their training rate between evaluations (``tracked_stats`` ``throughput``, samples per
+second over a training block: NVIDIA's BERT, MXNet ResNet-50 and NeMo LoRA code): ``train_samples_per_s`` is the
+median over each run's blocks, the median over the runs, blank where a run logs none. It is the steady state the
+time-to-train is made of, apart from convergence, evaluations and start-up.
 """
 
 from __future__ import annotations
@@ -93,6 +97,7 @@ COLUMNS = (
     "samples_to_converge",
     "evaluations",
     "eval_samples",
+    "train_samples_per_s",
     "source",
     "source_date",
 )
@@ -102,17 +107,22 @@ def _events(text: str) -> list[dict[str, object]]:
     return [json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines() if ":::MLLOG " in line]
 
 
-def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float, dict[str, object], int]:
-    """Minutes from run_start to run_stop, samples trained, the logged constants and the evaluations of one run."""
+def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float, dict[str, object], int, float | None]:
+    """Minutes from run_start to run_stop, samples trained, the logged constants, the evaluations and the median
+    logged training rate (samples/s; None where the run logs none) of one run."""
     keyed: dict[str, dict[str, object]] = {}
     last_eval = 0.0
     epochs = 0.0
     evaluations = 0
+    rates: list[float] = []
     for event in events:
         key = str(event["key"])
         keyed.setdefault(key, event)
         meta = event.get("metadata") or {}
         assert isinstance(meta, dict)
+        value = event.get("value")
+        if key == "tracked_stats" and isinstance(value, dict) and "throughput" in value:
+            rates.append(float(value["throughput"]))
         if key == "run_stop":
             keyed["run_stop"] = event
         if key == "eval_accuracy":
@@ -132,7 +142,7 @@ def _run(events: list[dict[str, object]], benchmark: str) -> tuple[float, float,
     constants: dict[str, object] = {
         k: keyed[k].get("value") for k in ("global_batch_size", "submission_platform", "eval_samples") if k in keyed
     }
-    return (stop - start) / 60000.0, samples, constants, evaluations
+    return (stop - start) / 60000.0, samples, constants, evaluations, statistics.median(rates) if rates else None
 
 
 def main() -> None:
@@ -159,6 +169,7 @@ def _rows(repos: list[Path], systems: dict[tuple[str, str, str], tuple[str, int,
             # MLPerf's score: drop the fastest and the slowest run, average the rest.
             score = statistics.fmean(minutes[1:-1] if len(minutes) > 2 else minutes)
             constants = runs[0][2]
+            rates = [r[4] for r in runs if r[4] is not None]
             # MLPerf's availability category, from the system's description: "available" (buyable at submission) or
             # "preview" (hardware or software to be available within 180 days).
             system_json = json.loads(git(repo, "show", f"HEAD:{submitter}/systems/{system}.json"))
@@ -180,11 +191,18 @@ def _rows(repos: list[Path], systems: dict[tuple[str, str, str], tuple[str, int,
                     "samples_to_converge": round(statistics.fmean(r[1] for r in runs)),
                     "evaluations": round(statistics.fmean(r[3] for r in runs), 1),
                     "eval_samples": constants.get("eval_samples", ""),
+                    "train_samples_per_s": _four_figures(statistics.median(rates)) if rates else "",
                     "source": f"mlcommons/training_results_{round_}:{prefix} (result_*.txt, MLLOG run_start..run_stop)",
                     "source_date": date,
                 }
             )
     return rows
+
+
+def _four_figures(value: float) -> str:
+    """``value`` to four significant figures, without an exponent (57290, 12.55)."""
+    rounded = float(f"{value:.4g}")
+    return str(int(rounded)) if rounded >= 1000 else f"{rounded:g}"
 
 
 def _write(rows: list[dict[str, object]], out: Path) -> None:

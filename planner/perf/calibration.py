@@ -1066,6 +1066,19 @@ def mlperf_minutes_of(result: model.Estimate) -> tuple[float | None, str]:
     return result.time_to_solution_hours * 60.0, layout
 
 
+def mlperf_rate_error(row: dict[str, str], result: model.Estimate) -> float | None:
+    """Percent by which ``result``'s training rate (``mlperf_estimate``'s answer for ``row``) is above the rate the
+    row's logs show between evaluations (``train_samples_per_s``): the steady state alone, without convergence,
+    evaluations or start-up. None where the row logs no rate or the configuration does not fit."""
+    if not row.get("train_samples_per_s") or result.throughput is None:
+        return None
+    samples_per_s = result.throughput
+    if result.work_unit == "tokens":
+        # The model counts tokens; the logs count sequences of the row's length.
+        samples_per_s /= int(row["seq_len"])
+    return (samples_per_s / float(row["train_samples_per_s"]) - 1.0) * 100.0
+
+
 def _mlperf_workload(row: dict[str, str], stack: str) -> Workload:
     """The workload a user would type for an MLPerf row: its work the row's samples to convergence, and the
     evaluations MLPerf's clock runs between run_start and run_stop (passes and samples each, from the row's logs:
