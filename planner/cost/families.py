@@ -209,7 +209,14 @@ def model_grid(
     for f in range(len(fams)):
         network = float(fams.network_gbps[f])
         for n in range(1, max_nodes + 1):
-            key = (fams.gpu[f], fams.gpu_count[f], n, fams.interconnect[f], None if math.isnan(network) else network)
+            # One instance never uses the network between instances: its answer is the same whatever the NIC.
+            key = (
+                fams.gpu[f],
+                fams.gpu_count[f],
+                n,
+                fams.interconnect[f],
+                None if n == 1 or math.isnan(network) else network,
+            )
             found = cache.get(key)
             if found is None:
                 found = estimate_config(
