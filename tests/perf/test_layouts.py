@@ -127,3 +127,16 @@ def test_the_node_line_says_how_the_gpus_split_over_nodes() -> None:
     assert any(line.startswith("1 node of 8 GPUs") for line in lines[8])
     assert any(line.startswith("2 nodes (8 + 4 GPUs)") for line in lines[12])
     assert any(line.startswith("8 nodes of 8 GPUs") for line in lines[64])
+
+
+@pytest.mark.parametrize("workload", ["llama-3-70b", "bert-large", "resnet50"])
+def test_one_instance_never_uses_the_network_between_instances(workload: str) -> None:
+    """rank asks the model once per one-instance configuration whatever its NIC: the answer must not depend on it."""
+    for gpu in ("H100-SXM", "A100-40GB", "L4", "B200"):
+        slow, fast = (estimate(workload, gpu, 8, "bf16", gpus_per_node=8, network_gbps=gbps) for gbps in (25, 3200))
+        assert slow.nodes == fast.nodes == 1
+        assert (slow.throughput, slow.memory_per_gpu_gib, slow.parallelism) == (
+            fast.throughput,
+            fast.memory_per_gpu_gib,
+            fast.parallelism,
+        )
