@@ -1293,13 +1293,23 @@ def _estimate(
     eval_work = wl.eval_work()
     if eval_work:
         # An evaluation sample is a forward pass, at the training step's pace without its gradient all-reduce (and
-        # without an input feed that paces training only).
+        # without an input feed that paces training only). A pass's samples split over the data-parallel ranks in
+        # whole samples: every rank runs as many as the busiest (173 over 128 ranks: 2 each, the time of 256).
         share = forward_share(wl)
+        per_rank = math.ceil(wl.eval_samples / plan.dp)
+        eval_work *= per_rank * plan.dp / wl.eval_samples
         eval_units_per_s = units_per_s * timing.step_s / timing.eval_compute_s
         eval_hours = eval_work * share / eval_units_per_s / 3600.0
         hours += eval_hours
+        padded = (
+            f"; {wl.eval_samples:g} samples over {plan.dp} data-parallel ranks: {per_rank} each"
+            if per_rank * plan.dp != wl.eval_samples
+            else ""
+        )
         if choice.fits:
-            notes.append(f"{wl.eval_text()}: {eval_hours:.3g} h (a forward pass is {share:.2f} of a trained sample)")
+            notes.append(
+                f"{wl.eval_text()}: {eval_hours:.3g} h (a forward pass is {share:.2f} of a trained sample{padded})"
+            )
     # Node energy at the wall, the one definition ranking uses too (planner.energy): GPUs x TDP x the node factor
     # measured on MLPerf Training nodes, which already counts CPUs, memory, network and fans at training load.
     factor = node_factor().expected

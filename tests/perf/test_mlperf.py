@@ -213,3 +213,25 @@ def test_mlperf_time_counts_the_evaluations_between_run_start_and_run_stop() -> 
     assert result.throughput is not None and any("paced by the recipe's input feed" in a for a in result.assumptions)
     at_feed = float(bert["evaluations"]) * float(bert["eval_samples"]) / 3 / result.throughput / 60
     assert minutes(bert, True) - minutes(bert, False) < 0.95 * at_feed
+
+
+def test_an_evaluation_pass_splits_over_data_parallel_ranks_in_whole_samples() -> None:
+    # LoRA's 173 evaluation sequences over 128 data-parallel ranks (1,024 H100s at 8-way tensor parallelism): every
+    # rank runs two, so a pass takes the time of 256, not of 173.
+    lora = get_workload("llama-2-70b", mode="lora", seq_len=8192, global_batch=128, stack="tuned")
+
+    def eval_hours(samples: int) -> float:
+        asked = get_workload(lora, evaluations=10, eval_samples=samples)
+        with_evals, without = estimate(asked, "H100-SXM", 1024, "fp8"), estimate(lora, "H100-SXM", 1024, "fp8")
+        assert with_evals.parallelism["data"] == 128
+        assert with_evals.time_to_solution_hours and without.time_to_solution_hours
+        return with_evals.time_to_solution_hours - without.time_to_solution_hours
+
+    assert eval_hours(173) == pytest.approx(eval_hours(256), rel=1e-9)
+    assert eval_hours(128) == pytest.approx(eval_hours(256) / 2, rel=1e-9)
+    note = next(
+        a
+        for a in estimate(get_workload(lora, evaluations=10, eval_samples=173), "H100-SXM", 1024, "fp8").assumptions
+        if a.startswith("evaluation:")
+    )
+    assert "173 samples over 128 data-parallel ranks: 2 each" in note
