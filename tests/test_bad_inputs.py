@@ -55,6 +55,12 @@ HUGE = "1" + "0" * 400
         (["catalog", "history", "--instance", "p5.48xlarge"], "--region"),
         (["estimate", "-w", "llama-3-8b", "-g", "H100", "--gpus", "100000000"], "--gpus"),
         (["estimate", "-w", "resnet50", "-g", "H100", "--precision", "fp8"], "--precision"),
+        # A share, not a percent; and LoRA's alone.
+        (
+            ["estimate", "-w", "llama-3-8b", "-g", "H100", "--mode", "lora", "--trainable-share", "0.65"],
+            "--trainable-share",
+        ),
+        (["rank", "-w", "llama-3-8b", "--trainable-share", "0.01"], "--trainable-share"),
     ],
 )
 def test_cli_bad_input_is_one_line_naming_the_flag_and_exit_2(cli: CliRun, args: list[str], flag: str) -> None:

@@ -25,6 +25,7 @@ from planner.cli.workload_opts import (
     SeqLenOpt,
     StackOpt,
     TokensOpt,
+    TrainableShareOpt,
     VocabOpt,
     WorkloadOpt,
     workload_from_flags,
@@ -105,6 +106,7 @@ def estimate(
     global_batch: GlobalBatchOpt = None,
     evaluations: EvaluationsOpt = None,
     eval_samples: EvalSamplesOpt = None,
+    trainable_share: TrainableShareOpt = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", help="GPUs per node (default 8).")] = None,
     interconnect: Annotated[
         str | None, typer.Option("--interconnect", help="GPU link inside a node: nvswitch, nvlink or pcie.")

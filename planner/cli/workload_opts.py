@@ -55,6 +55,14 @@ EvalSamplesOpt = Annotated[
         "--eval-samples", help="Samples (images or sequences) each evaluation pass runs: a forward pass each."
     ),
 ]
+TrainableShareOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--trainable-share",
+        help="LoRA: the share of the parameters the adapters train, e.g. 0.0065 for PEFT's 'trainable%: 0.65'; "
+        "default 0.01.",
+    ),
+]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
 MeasuredOpt = Annotated[
     float | None,

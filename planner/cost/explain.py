@@ -342,7 +342,7 @@ def spot_assumptions(
     if frozen > 0:
         what = (
             f"{model.checkpoint_bytes_per_param:g} bytes per trained parameter: the LoRA adapters, "
-            f"{trained / workload.params:.0%} of the {workload.params / 1e9:,.3g}B parameters"
+            f"{trained / workload.params * 100:.3g}% of the {workload.params / 1e9:,.3g}B parameters"
         )
         reread = (
             f"reading the checkpoint back and the {frozen * model.frozen_weight_bytes_per_param / 1e9:,.3g} GB frozen "

@@ -547,16 +547,22 @@ def trained_params(wl: Workload) -> float:
     """Parameters that train, and so carry gradients, optimizer state and a place in every checkpoint: all of them,
     or for LoRA the adapters' share (the frozen base weights stay as their published checkpoint has them)."""
     if wl.mode == "lora":
-        return float(wl.params * perf_params()["memory"]["lora_trainable_fraction"])
+        share = wl.trainable_share or perf_params()["memory"]["lora_trainable_fraction"]
+        return float(wl.params * share)
     return float(wl.params)
 
 
 def _lora_text(wl: Workload) -> str:
     share = trained_params(wl) / wl.params
+    given = (
+        "as given"
+        if wl.trainable_share is not None
+        else "the default, an assumption: rank-16 to rank-64 adapters on every linear layer of a 7-70B model train "
+        "0.3-2.4% of it"
+    )
     return (
-        f"LoRA: the adapters train {share:.0%} of the parameters (an assumption: rank-16 to rank-64 adapters on "
-        "every linear layer of a 7-70B model train 0.3-2.4% of it); they alone carry gradients, optimizer state and "
-        "checkpoints, and the base model's frozen weights skip their weight gradients"
+        f"LoRA: the adapters train {share:.3g} of the parameters ({share * 100:.3g}%; {given}); they alone carry "
+        "gradients, optimizer state and checkpoints, and the base model's frozen weights skip their weight gradients"
     )
 
 

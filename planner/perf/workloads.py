@@ -32,6 +32,9 @@ STACK_HELP = (
     "batch-norm recipes (DeepLearningExamples, MLPerf)."
 )
 UNITS = {"images": "images/s", "sequences": "sequences/s", "tokens": "tokens/s"}
+# LoRA's adapters train a small share of the model: rank 8-64 adapters on a 7-70B model 0.03-2.4% (PEFT's
+# "trainable%"). Half the model is no longer a low-rank adapter; a larger share is refused as a likely percent.
+LORA_SHARE_MAX = 0.5
 
 # ImageNet-1k training set size (Russakovsky et al. 2015).
 IMAGENET_IMAGES = 1_281_167
@@ -77,6 +80,10 @@ class Workload:
     # forward pass per sample (MLPerf's logs: 0.4% of ResNet-50's time-to-train, 5-8% of BERT's, 11% of LoRA's).
     evaluations: float = 0.0
     eval_samples: float = 0.0
+    # LoRA: the share of the parameters the adapters train (PEFT's "trainable%" over 100); None: the model's default
+    # (perf_params memory.lora_trainable_fraction, 1%). Only what trains carries gradients, optimizer state and
+    # checkpoints.
+    trainable_share: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("mode", "stack", "recompute"):
@@ -122,6 +129,14 @@ class Workload:
                 field=missing,
                 related=(given,),
             )
+        if self.trainable_share is not None:
+            if self.mode != "lora":
+                raise InputError(f"applies to lora only ({self.mode} trains every parameter)", field="trainable_share")
+            what = f"a share of the parameters above 0 and at most {LORA_SHARE_MAX:g} (0.01 is 1%)"
+            share = checks.number("trainable_share", self.trainable_share, what=what)
+            if share > LORA_SHARE_MAX:
+                raise InputError(f"must be {what}, got {share:g}", field="trainable_share")
+            object.__setattr__(self, "trainable_share", share)
         if self.mode != "pretrain" and self.kind == "cnn":
             raise InputError(f"{self.mode} applies to transformer workloads only; use pretrain", field="mode")
         if self.recompute != "auto" and self.kind == "cnn":
@@ -358,6 +373,7 @@ USER_FIELDS = (
     "global_batch",
     "evaluations",
     "eval_samples",
+    "trainable_share",
 )
 
 

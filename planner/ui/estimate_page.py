@@ -14,7 +14,7 @@ from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, WORKLOADS
 from planner.ui.estimate_state import DEFAULT, MAX_GPUS, choices, from_query, to_query
 from planner.ui.messages import error_text
 from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
-from planner.ui.workload_inputs import form_workload, schedule_inputs
+from planner.ui.workload_inputs import form_workload, schedule_inputs, trainable_share_input
 
 KEY = "estimate."  # session-state prefix of the page's widgets ("estimate.url": the URL they were loaded from)
 
@@ -37,6 +37,8 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
     right.number_input("GPUs", min_value=1, max_value=MAX_GPUS, key=KEY + "gpus")
     if preset.is_transformer:
         left.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
+        if st.session_state[KEY + "mode"] == "lora":
+            trainable_share_input(left, KEY)
     left.selectbox("Precision", allowed["precision"], key=KEY + "precision")
     middle.number_input(
         f"Amount of work ({preset.work_unit}; 0 = the preset's for the mode)",

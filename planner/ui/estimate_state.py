@@ -33,6 +33,7 @@ class EstimateForm:
     global_batch: int = 0
     evaluations: int = 0
     eval_samples: int = 0
+    trainable_share: float = 0.0  # LoRA: the share of the parameters the adapters train; 0: the model's default
 
 
 URL_KEYS: dict[str, str] = {
@@ -48,6 +49,7 @@ URL_KEYS: dict[str, str] = {
     "global_batch": "batch",
     "evaluations": "evals",
     "eval_samples": "eval_samples",
+    "trainable_share": "share",
 }
 DEFAULT = EstimateForm()
 

@@ -24,6 +24,7 @@ LABELS: dict[str, str] = {
     "global_batch": "Global batch",
     "evaluations": "Evaluation passes",
     "eval_samples": "Samples per evaluation",
+    "trainable_share": "LoRA trainable share",
     "gpu": "GPU",
     "gpus": "GPUs",
     "deadline_hours": "Deadline",

@@ -30,7 +30,7 @@ from planner.ui.plan_state import (
     to_query,
 )
 from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
-from planner.ui.workload_inputs import schedule_inputs
+from planner.ui.workload_inputs import schedule_inputs, trainable_share_input
 
 KEY = "plan."  # session-state prefix of the form's widgets ("plan.url": the URL they were last loaded from)
 # What the results table shows first, so cost, time and $/GPU-hour need no horizontal scroll.
@@ -93,6 +93,7 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
             key=KEY + "work",
         )
         left.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
+        trainable_share_input(left, KEY)
         left.selectbox("Precision", allowed["precision"], key=KEY + "precision")
         left.selectbox("Software", allowed["stack"], help=STACK_HELP, key=KEY + "stack")
         left.radio(

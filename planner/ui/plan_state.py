@@ -40,6 +40,7 @@ class PlanForm:
     global_batch: int = 0  # samples per optimizer step; 0: the preset's
     evaluations: int = 0  # evaluation passes over the run; 0: none
     eval_samples: int = 0  # samples each evaluation pass runs forward
+    trainable_share: float = 0.0  # LoRA: the share of the parameters the adapters train; 0: the model's default
     deadline_hours: float = 0.0
     budget_usd: float = 0.0
     pricing: str = "both"
@@ -67,6 +68,7 @@ URL_KEYS: dict[str, str] = {
     "global_batch": "batch",
     "evaluations": "evals",
     "eval_samples": "eval_samples",
+    "trainable_share": "share",
     "deadline_hours": "deadline_h",
     "budget_usd": "budget_usd",
     "pricing": "pricing",

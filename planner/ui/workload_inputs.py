@@ -20,6 +20,24 @@ EVALUATIONS_HELP = (
     "on the training GPUs, counted in the time to solution. 0: none."
 )
 EVAL_SAMPLES_HELP = "Samples each evaluation pass runs (ImageNet-1k's validation set: 50,000 images). 0: none."
+TRAINABLE_SHARE_LABEL = "LoRA trainable share (0 = 0.01)"
+TRAINABLE_SHARE_HELP = (
+    "LoRA only: the share of the parameters the adapters train, e.g. 0.0065 where PEFT prints 'trainable%: 0.65'. "
+    "Only they carry gradients, optimizer state and checkpoints. 0: the model's default, 0.01 (1%)."
+)
+
+
+def trainable_share_input(container: Any, prefix: str) -> None:
+    """The LoRA trainable share, keyed ``<prefix>trainable_share`` (read only when the mode is LoRA)."""
+    container.number_input(
+        TRAINABLE_SHARE_LABEL,
+        min_value=0.0,
+        max_value=1.0,
+        step=0.001,
+        format="%.5f",
+        key=prefix + "trainable_share",
+        help=TRAINABLE_SHARE_HELP,
+    )
 
 
 def schedule_inputs(columns: Sequence[Any], prefix: str) -> None:
@@ -47,5 +65,7 @@ def form_workload(form: Any) -> Workload:
         stack=form.stack,
         recompute=form.recompute,
         params=getattr(form, "params_billions", 0.0) * 1e9 or None,
+        # The share belongs to LoRA: kept in the form when the mode changes, read only while it is LoRA.
+        trainable_share=(form.trainable_share or None) if form.mode == "lora" else None,
         **{name: getattr(form, name, 0) or None for name in optional},
     )

@@ -125,6 +125,22 @@ def test_lora_needs_less_memory_than_full_finetuning() -> None:
     assert lora.fits_in_memory and not full.fits_in_memory
 
 
+def test_the_lora_share_sets_what_carries_optimizer_state() -> None:
+    # Adam's 16 bytes per trained parameter: a 1% share of Llama-2-7B holds 16 x 67M bytes, a 0.1% share a tenth.
+    def gib(share: float | None) -> float:
+        return estimate(
+            "llama-2-7b", "A100-80GB", 1, mode="lora", batch_per_gpu=1, trainable_share=share
+        ).memory_per_gpu_gib
+
+    params = get_workload("llama-2-7b").params
+    assert gib(None) == pytest.approx(gib(0.01))
+    assert gib(0.01) - gib(0.001) == pytest.approx(16 * params * 0.009 / 2**30, rel=1e-6)
+    # Full training trains every parameter: a share there is refused, one line naming the field.
+    with pytest.raises(InputError, match="applies to lora only") as error:
+        estimate("llama-2-7b", "A100-80GB", 1, mode="finetune", trainable_share=0.01)
+    assert error.value.field == "trainable_share"
+
+
 def test_a_distributed_optimizer_does_not_shard_lora_s_frozen_weights() -> None:
     # Only what trains has optimizer state to split; each rank holds its tensor/pipeline share of the frozen model
     # (short sequences: the activations are small beside it).

@@ -268,6 +268,17 @@ def test_estimate_page_takes_the_mode_the_batch_and_the_evaluations(fixture_cata
     assert not app.exception, app.exception
     assert any("default lora budget" in m.value for m in app.markdown)
     assert app.query_params["mode"] == "lora"
+    # LoRA asks the share the adapters train (0: the model's 1%); the assumptions say which.
+    assert any("the adapters train 0.01 of the parameters (1%; the default" in m.value for m in app.markdown)
+    app.number_input(key="estimate.trainable_share").set_value(0.00065).run()
+    assert any("the adapters train 0.00065 of the parameters (0.065%; as given)" in m.value for m in app.markdown)
+    assert app.query_params["share"] == "0.00065"
+    app.number_input(key="estimate.trainable_share").set_value(0.6).run()
+    assert app.error[0].value.startswith("'LoRA trainable share' must be a share of the parameters above 0")
+    app.number_input(key="estimate.trainable_share").set_value(0.0).run()
+    app.radio(key="estimate.mode").set_value("pretrain").run()
+    assert not any(w.key == "estimate.trainable_share" for w in app.number_input)  # LoRA's alone
+    app.radio(key="estimate.mode").set_value("lora").run()
     app.selectbox(key="estimate.workload").set_value("resnet50").run()  # a CNN does not keep LoRA
     assert not app.exception and not app.error, [e.value for e in app.error]
     app.selectbox(key="estimate.workload").set_value("llama-3-8b").run()
