@@ -346,6 +346,7 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         return empty_result(assumptions, None, "the catalog holds no offerings", [], _no_exclusions())
 
     fams = families(offers)
+    trained = trained_params(workload)
     model = model_grid(fams, estimator, workload, request.precision, request.max_nodes, request.model.as_kwargs())
     grid = cost_grid(
         fams,
@@ -355,8 +356,8 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         restart_overhead_hours=request.restart_overhead_hours,
         default_interruption_rate=request.interruption_rate,
         interruption_rate_per_node_hour=request.interruption_rate_per_node_hour,
-        trained_params=trained_params(workload),
-        frozen_params=workload.params - trained_params(workload),
+        trained_params=trained,
+        frozen_params=workload.params - trained,
         checkpoint_storage_gbps=request.checkpoint_storage_gbps,
     )
     rows = _rows(offers)

@@ -1031,13 +1031,13 @@ def mlperf_key(row: dict[str, str]) -> tuple[str, str, str, str]:
     return row["round"], row["benchmark"], row["gpu"], row["submitter"]
 
 
-# MLPerf benchmark -> (workload preset, precision, training mode). NVIDIA's submissions: MXNet ResNet-50 and PyTorch
-# BERT in FP16/BF16 mixed precision; NeMo Llama-2-70B LoRA with FP8 Transformer Engine.
 # The share of Llama-2-70B's parameters MLPerf's LoRA trains, as a user would read it off PEFT's "trainable%": rank-16
 # adapters on the attention's QKV and output projections (NVIDIA's implementation, train.py: target_modules
 # linear_qkv and linear_proj, lora dim 16). Per layer 16 x (8,192 + 10,240) + 16 x (8,192 + 8,192) = 557,056
 # parameters, 44.6M over 80 layers: 0.065% of 69.0B.
 MLPERF_LORA_SHARE = 80 * 16 * (8192 + 10240 + 8192 + 8192) / 69.0e9
+# MLPerf benchmark -> (workload preset, precision, training mode). NVIDIA's submissions: MXNet ResNet-50 and PyTorch
+# BERT in FP16/BF16 mixed precision; NeMo Llama-2-70B LoRA with FP8 Transformer Engine.
 MLPERF_BENCHMARKS = {
     "resnet": ("resnet50", "fp16", "pretrain"),
     "bert": ("bert-large", "bf16", "pretrain"),
