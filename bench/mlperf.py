@@ -106,9 +106,9 @@ def main() -> None:
         band = f"{fast:5.2f}-{slow:5.2f}{'' if result.gpu_calibrated else '*'}"
         rate_error = calibration.mlperf_rate_error(row, result)
         rate = "" if rate_error is None else f"{rate_error:+6.1f}%"
-        if rate_error is not None:
-            logged = float(row["train_samples_per_s"])
-            rates[key] = (logged, logged * (1.0 + rate_error / 100.0))
+        model_rate = calibration.mlperf_train_rate(row, result)
+        if rate_error is not None and model_rate is not None:
+            rates[key] = (float(row["train_samples_per_s"]), model_rate)
         if key in CALIBRATION:
             layout += "  (calibration row)"
         else:

@@ -1071,17 +1071,23 @@ def mlperf_minutes_of(result: model.Estimate) -> tuple[float | None, str]:
     return result.time_to_solution_hours * 60.0, layout
 
 
-def mlperf_rate_error(row: dict[str, str], result: model.Estimate) -> float | None:
-    """Percent by which ``result``'s training rate (``mlperf_estimate``'s answer for ``row``) is above the rate the
-    row's logs show between evaluations (``train_samples_per_s``): the steady state alone, without convergence,
-    evaluations or start-up. None where the row logs no rate or the configuration does not fit."""
-    if not row.get("train_samples_per_s") or result.throughput is None:
+def mlperf_train_rate(row: dict[str, str], result: model.Estimate) -> float | None:
+    """``result``'s training rate (``mlperf_estimate``'s answer for ``row``) in the logs' unit, samples per second;
+    None where the configuration does not fit."""
+    if result.throughput is None:
         return None
-    samples_per_s = result.throughput
-    if result.work_unit == "tokens":
-        # The model counts tokens; the logs count sequences of the row's length.
-        samples_per_s /= int(row["seq_len"])
-    return (samples_per_s / float(row["train_samples_per_s"]) - 1.0) * 100.0
+    # The model counts a decoder's work in tokens; the logs count sequences of the row's length.
+    return result.throughput / int(row["seq_len"]) if result.work_unit == "tokens" else result.throughput
+
+
+def mlperf_rate_error(row: dict[str, str], result: model.Estimate) -> float | None:
+    """Percent by which ``result``'s training rate is above the rate the row's logs show between evaluations
+    (``train_samples_per_s``): the steady state alone, without convergence, evaluations or start-up. None where the
+    row logs no rate or the configuration does not fit."""
+    rate = mlperf_train_rate(row, result)
+    if not row.get("train_samples_per_s") or rate is None:
+        return None
+    return (rate / float(row["train_samples_per_s"]) - 1.0) * 100.0
 
 
 def _mlperf_workload(row: dict[str, str], stack: str) -> Workload:
