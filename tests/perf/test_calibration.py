@@ -168,6 +168,22 @@ def test_squad_rates_count_the_steps_run_squad_py_actually_ran() -> None:
     assert share(4, 320) == pytest.approx((22_161 + 31 * 320) / (320 * 100))
 
 
+def test_a_reference_row_naming_nvlink_only_to_deny_it_is_a_pcie_box() -> None:
+    interconnect = _fit_perf_script()._interconnect
+    assert interconnect("HGX A100 NVLink3/NVSwitch (single node)", 8, "A100-80GB") == "nvswitch"
+    assert interconnect("PCIe Gen5 (no NVLink bridge stated)", 8, "H100-PCIe") == "pcie"
+    assert interconnect("PCIe Gen4 (NVLink bridge not stated)", 2, "RTX-A6000") == "pcie"
+    assert interconnect("n/a (1 GPU)", 1, "RTX-A6000") == ""
+
+
+def test_calibration_rows_keep_the_link_their_source_states() -> None:
+    # The bundled data, not only the importer: no Lambda PCIe box is calibrated as if NVLink joined its GPUs.
+    rows = [r for r in calibration.load_benchmarks() if r.source_name.startswith("lambdal") and r.gpus > 1]
+    links = {r.gpu.id: r.interconnect for r in rows}
+    assert links["H100-PCIe"] == links["RTX-A6000"] == links["RTX-6000-Ada"] == "pcie"
+    assert links["H100-SXM"] == "nvswitch"
+
+
 def test_no_multi_gpu_data_parallel_row_trains_faster_per_gpu_than_one_gpu() -> None:
     # Same job, same sequences per GPU: data parallelism adds work (the all-reduce), never takes it away. Lambda's
     # machines vary by a few percent; the 8-GPU BERT-Base rates run_squad.py overstated by 1.44x were 1.2-1.4x.
