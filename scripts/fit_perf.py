@@ -96,8 +96,9 @@ def _precision(text: str, gpu_id: str) -> str:
 def _interconnect(text: str, gpus: int, gpu_id: str) -> str:
     """The link a reference row's GPUs all-reduce over. A row that names NVLink only to say it is absent or unstated
     ("PCIe Gen5 (no NVLink bridge stated)", "PCIe Gen4 (NVLink bridge not stated)") is a PCIe box: Lambda's RTX A6000
-    pair scales like its PCIe neighbours (about 4 GB/s of all-reduce bandwidth implied by BERT-Large, not a bridge's
-    50). Lambda Cloud's multi-V100 instances state none; their SXM2 boards are assumed NVLink-connected."""
+    pair scales like its PCIe neighbours (about 4 GB/s of all-reduce bandwidth implied by BERT-Large, not the 56 GB/s
+    each way of an A6000 NVLink bridge). Lambda Cloud's multi-V100 instances state none; their SXM2 boards are assumed
+    NVLink-connected."""
     lowered = text.lower()
     denied = "no nvlink" in lowered or "not stated" in lowered
     if "nvswitch" in lowered or ("nvlink" in lowered and not denied) or gpu_id.startswith("V100-16GB"):
