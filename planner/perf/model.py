@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
@@ -808,16 +809,19 @@ def _recompute_settings(wl: Workload) -> tuple[bool, ...]:
     return {"on": (True,), "off": (False,)}.get(wl.recompute, (False, True))
 
 
-def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
+@lru_cache(maxsize=512)
+def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, ...]:
     """Layout templates (micro-batch and global batch set later), shallowest pipeline first.
 
     Per tensor x pipeline split: replicated data parallelism, a distributed optimizer (ZeRO-1/2) or full sharding
     (FSDP/ZeRO-3), each with and without recomputation. The tuned stack interleaves pipeline stages (up to 4 virtual
-    stages per rank, as Megatron-Core does when the layers divide).
+    stages per rank, as Megatron-Core does when the layers divide). The templates depend on the job's shape and the
+    GPU counts only, never on a GPU or the fitted parameters: a ranking asks for the same ones once per GPU type, so
+    they are kept (frozen plans, shared safely).
     """
     if not wl.is_transformer:
         # A CNN's weights and optimizer fit on any GPU: plain data parallelism (DDP) over every GPU.
-        return [Plan(dp=gpus)]
+        return (Plan(dp=gpus),)
     plans: list[Plan] = []
     head_limit = wl.heads if wl.heads else 64
     for pp in _divisors(gpus, min(64, wl.layers)):
@@ -831,7 +835,7 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> list[Plan]:
                     continue
                 for recompute in _recompute_settings(wl):
                     plans.append(Plan(tp, pp, dp, sharded, recompute, vp=vp, zero1=zero1))
-    return plans
+    return tuple(plans)
 
 
 def _micro_batches(wl: Workload, dp: int, wanted: int) -> list[int]:
@@ -885,7 +889,7 @@ def _choose(
     # FSDP alone). The tuned stack (Megatron-Core) weighs every tensor and pipeline split.
     least_model_parallel = wl.stack != "tuned"
     skip_recompute: set[tuple[int, bool, bool]] = set()
-    templates = _candidate_plans(wl, gpus, gpus_per_node)
+    templates: Sequence[Plan] = _candidate_plans(wl, gpus, gpus_per_node)
     if wl.global_batch is not None:
         # Honour the user's global batch: layouts whose data-parallel ranks divide it first, then those with no more
         # ranks than samples (the batch rounded down to whole samples per rank), the rest as a last resort.
