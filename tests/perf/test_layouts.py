@@ -140,3 +140,21 @@ def test_one_instance_never_uses_the_network_between_instances(workload: str) ->
             fast.memory_per_gpu_gib,
             fast.parallelism,
         )
+
+
+@pytest.mark.parametrize(
+    ("workload", "gpu", "gpus"),
+    [("llama-3-8b", "H100", 16), ("llama-2-70b", "L4", 8), ("resnet50", "A10G", 4), ("bert-large", "A100", 2)],
+)
+def test_kept_layout_templates_change_no_estimate(workload: str, gpu: str, gpus: int) -> None:
+    """The layout templates are built once per job shape and GPU count: a warm cache, another GPU's search in
+    between, or other fitted parameters give the same layout and figures as a cold one."""
+    model._candidate_plans.cache_clear()
+    model.set_perf_params(None)
+    cold = estimate(workload, gpu, gpus, "bf16")
+    estimate(workload, "B200", gpus, "bf16")  # the same templates, searched on another GPU
+    model.set_perf_params(None)
+    warm = estimate(workload, gpu, gpus, "bf16")
+    assert model._candidate_plans.cache_info().hits > 0
+    assert warm == cold
+    assert isinstance(model._candidate_plans(get_workload(workload), gpus, 8), tuple)  # shared: never mutable
