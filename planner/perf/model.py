@@ -482,10 +482,11 @@ def _sample_time(
     tokens = micro_batch * seq / cp
     linear, attention = _forward_flops(wl, tokens)
     # Backward is two matmul passes (input and weight gradients). LoRA skips the weight gradients of the frozen
-    # linear layers, but attention has no weights: its backward still computes the gradients of Q, K and V (two
-    # passes). Recomputation repeats the forward pass.
+    # linear layers, but attention has no weights: its backward still computes the gradients of Q, K and V
+    # (``attention_matmul_passes``). Recomputation repeats the forward pass. Model FLOPs (MFU) count attention's
+    # three passes, the convention, whatever a fused kernel recomputes.
     linear_passes = (2.0 if wl.mode == "lora" else 3.0) + (1.0 if recompute else 0.0)
-    attention_passes = 3.0 + (1.0 if recompute else 0.0)
+    attention_passes = attention_matmul_passes(wl, recompute)
     model_flops = linear * (2.0 if wl.mode == "lora" else 3.0) + attention * 3.0
     hw_flops = linear * linear_passes + attention * attention_passes
     shard_hidden = hidden / tp
@@ -526,6 +527,16 @@ def _sample_time(
         mem_bytes *= fam.get("tuned_memory_relative", 1.0)
         speedup = memory_speedup = fam.get("tuned_speedup", 1.0)
     return (matmul_time / tp + vector) / speedup, mem_bytes / bw / memory_speedup, model_flops / tp
+
+
+def attention_matmul_passes(wl: Workload, recompute: bool) -> float:
+    """Attention's matmul work in a training step, in forward passes of it (QK^T and PV). Eager attention (typical
+    BERT scripts) saves its scores for backward, which then runs two passes (dQ/dK and dV/dP). Fused kernels
+    (FlashAttention and its kin: the decoder sources, NVIDIA's tuned recipes) keep no scores: their backward
+    recomputes QK^T and runs the four gradient matmuls, 2.5 passes (Dao, FlashAttention-2, 2023). Activation
+    checkpointing runs the forward once more."""
+    backward = 2.0 if wl.eager_attention else 2.5
+    return 1.0 + backward + (1.0 if recompute else 0.0)
 
 
 def _forward_flops(wl: Workload, tokens: float) -> tuple[float, float]:
