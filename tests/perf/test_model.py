@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from planner.errors import InputError
 from planner.hardware import resolve_gpu
-from planner.perf.model import Estimate, Plan, estimate, perf_params, throughput_with_plan
+from planner.perf.model import Estimate, Plan, attention_matmul_passes, estimate, perf_params, throughput_with_plan
 from planner.perf.workloads import WORKLOADS, Workload, get_workload
 
 DATACENTER = [
@@ -432,16 +432,14 @@ def test_evaluations_add_forward_passes_to_the_time_to_solution() -> None:
 def test_fused_attention_recomputes_its_scores_in_backward_and_mfu_does_not_count_it() -> None:
     """FlashAttention-class kernels (decoders, tuned recipes) run 3.5 forward passes of attention matmuls in a step,
     eager BERT attention 3; the MFU a user reads keeps the 3-pass convention for both."""
-    from planner.perf.model import attention_matmul_passes
-
     decoder, bert = get_workload("llama-3-8b"), get_workload("bert-large")
     assert bert.eager_attention and not decoder.eager_attention
     assert attention_matmul_passes(decoder, recompute=False) == 3.5
     assert attention_matmul_passes(decoder, recompute=True) == 4.5
     assert attention_matmul_passes(bert, recompute=False) == 3.0
     assert attention_matmul_passes(dataclasses.replace(bert, stack="tuned"), recompute=False) == 3.5
-    # A longer sequence adds attention work that MFU counts at 3 passes: the same step at twice the context has
-    # the FLOPs per token the convention gives it, not the kernel's.
+    # A longer sequence adds attention work that MFU counts at 3 passes: at four times the context a token has the
+    # FLOPs the convention gives it, not the kernel's.
     short, long = (estimate(dataclasses.replace(decoder, seq_len=s), "H100", 8, "bf16") for s in (2048, 8192))
     assert short.mfu is not None and long.mfu is not None
     per_token = {s: 6 * decoder.params + 3 * 4 * decoder.layers * decoder.hidden * s for s in (2048, 8192)}
