@@ -1065,7 +1065,9 @@ def mlperf_minutes(row: dict[str, str], stack: str = "tuned") -> tuple[float | N
 
 def mlperf_minutes_of(result: model.Estimate) -> tuple[float | None, str]:
     """The minutes and the layout of an ``mlperf_estimate`` answer (None and "does not fit" where it does not)."""
-    layout = "tp{tensor} pp{pipeline} dp{data} mb{micro_batch}".format(**result.parallelism)
+    split = result.parallelism
+    context = f" cp{split['context']}" if split.get("context", 1) > 1 else ""
+    layout = f"tp{split['tensor']} pp{split['pipeline']}{context} dp{split['data']} mb{split['micro_batch']}"
     if result.time_to_solution_hours is None:
         return None, "does not fit"
     return result.time_to_solution_hours * 60.0, layout

@@ -449,8 +449,9 @@ def _ampere_kernels(wl: Workload, spec: GpuSpec, precision: str) -> bool:
 
 def _sample_time(
     wl: Workload, spec: GpuSpec, precision: str, micro_batch: int, tp: int, recompute: bool, cp: int = 1
-) -> tuple[float, float, float]:
-    """Seconds for one GPU to run forward+backward of ``micro_batch`` samples: (compute, memory, model FLOPs).
+) -> tuple[float, float, float, float]:
+    """Seconds for one GPU to run forward+backward of ``micro_batch`` samples: (compute, memory, model FLOPs, the
+    attention matmuls' share of compute).
 
     With context parallelism each GPU holds ``seq_len / cp`` tokens of every sequence and attends them to all keys.
     """
@@ -476,7 +477,7 @@ def _sample_time(
         # 5% of the typical stack, or below it: no speed-up there (it would put MFU above the FP32 peak).
         tuned = wl.stack == "tuned" and precision in MIXED_PRECISIONS
         speedup = fam.get("tuned_speedup", 1.0) if tuned else 1.0
-        return (flops / (peak * eff) + vector) / speedup, mem_bytes / bw / speedup, flops
+        return (flops / (peak * eff) + vector) / speedup, mem_bytes / bw / speedup, flops, 0.0
     fam = params["transformer"]
     seq, layers, hidden = wl.seq_len, wl.layers, wl.hidden
     tokens = micro_batch * seq / cp
@@ -500,7 +501,8 @@ def _sample_time(
         attention_rate *= AMPERE_KERNELS_AFTER_ADA
     if precision == "fp8":
         attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
-    matmul_time = linear * linear_passes / (peak * eff) + attention * attention_passes / attention_rate
+    attention_time = attention * attention_passes / attention_rate
+    matmul_time = linear * linear_passes / (peak * eff) + attention_time
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
     if wl.eager_attention:
@@ -526,7 +528,12 @@ def _sample_time(
     elif wl.stack == "tuned":
         mem_bytes *= fam.get("tuned_memory_relative", 1.0)
         speedup = memory_speedup = fam.get("tuned_speedup", 1.0)
-    return (matmul_time / tp + vector) / speedup, mem_bytes / bw / memory_speedup, model_flops / tp
+    return (
+        (matmul_time / tp + vector) / speedup,
+        mem_bytes / bw / memory_speedup,
+        model_flops / tp,
+        attention_time / tp / speedup,
+    )
 
 
 def attention_matmul_passes(wl: Workload, recompute: bool) -> float:
@@ -664,9 +671,11 @@ def _step_time(
     network_gbps: float,
 ) -> _Timing:
     comm = perf_params()["comm"]
-    t_comp, t_mem, flops = _sample_time(wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute, plan.cp)
+    t_comp, t_mem, flops, t_attention = _sample_time(
+        wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute, plan.cp
+    )
     # A pipeline stage runs 1/pp of the layers.
-    t_comp, t_mem, flops = t_comp / plan.pp, t_mem / plan.pp, flops / plan.pp
+    t_comp, t_mem, flops, t_attention = t_comp / plan.pp, t_mem / plan.pp, flops / plan.pp, t_attention / plan.pp
     micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
     per_micro = t_comp + t_mem
     tp_comm = 0.0
@@ -706,6 +715,11 @@ def _step_time(
             if wl.stack == "tuned":
                 # Transformer Engine overlaps tensor-parallel collectives with the GEMMs that produce and use them.
                 tp_comm *= perf_params()["transformer"].get("tuned_tp_exposed", 1.0)
+        if plan.cp > 1:
+            # Context parallelism's ring exchange runs beside the attention of the chunk in hand (Transformer
+            # Engine overlaps each step's transfer with it): only what outlasts the attention matmuls waits.
+            ring = _context_exchange_s(wl, spec, precision, plan, interconnect, gpus_per_node, network_gbps)
+            tp_comm += max(0.0, ring - t_attention)
         if plan.pp > 1:
             # Between pipeline stages: each micro-batch's activations forward and their gradients backward, once per
             # virtual stage, every rank sending its 1/tp slice (Megatron's scatter-gather), point to point and
@@ -754,6 +768,34 @@ def _step_time(
     samples = micro_steps * plan.dp * plan.micro_batch
     flops_per_step = flops * micro_steps * plan.tp * plan.pp * group
     return _Timing(step, compute, step - compute, flops_per_step, samples, host_bound, micro_steps * unfed * bubble)
+
+
+def _context_exchange_s(
+    wl: Workload,
+    spec: GpuSpec,
+    precision: str,
+    plan: Plan,
+    interconnect: str,
+    gpus_per_node: int,
+    network_gbps: float,
+) -> float:
+    """Seconds one micro-batch spends in context parallelism's ring exchange on a pipeline stage (Megatron-Core and
+    Transformer Engine: ring attention). Each of the ``cp`` ranks holds ``seq_len / cp`` tokens of every sequence
+    and passes its keys and values around the ring, ``cp - 1`` steps forward, and keys, values and their gradients
+    backward: three exchanges per layer of two tensors of ``hidden / tp`` per token. Every head's keys and values
+    are counted; grouped-query attention (Llama 2 70B, Llama 3) sends a fraction of that. Tensor-parallel ranks fill
+    a node first, so a context group of ``tp x cp`` ranks beyond a node sends through the network, one NIC a GPU."""
+    comm = perf_params()["comm"]
+    elem = ELEMENT_BYTES["bf16" if precision == "fp8" else precision]  # FP8 recipes keep attention in BF16
+    stage_layers = wl.layers / plan.pp
+    tokens = plan.micro_batch * wl.seq_len / plan.cp
+    steps = 3 * (plan.cp - 1) * stage_layers
+    volume = steps * 2 * tokens * wl.hidden / plan.tp * elem
+    span = plan.tp * plan.cp
+    link_gbs = _link_gbs(spec, interconnect, min(span, gpus_per_node))
+    if span > gpus_per_node and network_gbps > 0:
+        link_gbs = min(link_gbs, _node_network_gbs(network_gbps) / gpus_per_node)
+    return float(volume / (link_gbs * 1e9) + steps * comm["collective_latency_s"])
 
 
 def _gradient_bytes(wl: Workload, precision: str, comm: dict[str, Any]) -> float:
@@ -825,7 +867,8 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan,
     """Layout templates (micro-batch and global batch set later), shallowest pipeline first.
 
     Per tensor x pipeline split: replicated data parallelism, a distributed optimizer (ZeRO-1/2) or full sharding
-    (FSDP/ZeRO-3), each with and without recomputation. The tuned stack interleaves pipeline stages (up to 4 virtual
+    (FSDP/ZeRO-3), each with and without recomputation; on the tuned stack also context splits (``_context_splits``),
+    without recomputation, which they stand in for. The tuned stack interleaves pipeline stages (up to 4 virtual
     stages per rank, as Megatron-Core does when the layers divide). The templates depend on the job's shape and the
     GPU counts only, never on a GPU or the fitted parameters: a ranking asks for the same ones once per GPU type, so
     they are kept (frozen plans, shared safely).
@@ -840,13 +883,31 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan,
         if wl.stack == "tuned" and pp > 1:
             vp = max((v for v in (1, 2, 4) if wl.layers % (pp * v) == 0), default=1)
         for tp in _divisors(gpus // pp, min(gpus_per_node, 8, head_limit)):
-            dp = gpus // (tp * pp)
-            for sharded, zero1 in ((False, False), (False, True), (True, False)):
-                if (sharded or zero1) and dp == 1:
-                    continue
-                for recompute in _recompute_settings(wl):
-                    plans.append(Plan(tp, pp, dp, sharded, recompute, vp=vp, zero1=zero1))
+            for cp in _context_splits(wl, gpus // (pp * tp)):
+                dp = gpus // (tp * pp * cp)
+                for sharded, zero1 in ((False, False), (False, True), (True, False)):
+                    if (sharded or zero1) and dp * cp == 1:
+                        continue
+                    for recompute in _recompute_settings(wl):
+                        if cp > 1 and recompute:
+                            continue  # the split stands in for recomputation (``_choose``)
+                        plans.append(Plan(tp, pp, dp, sharded, recompute, cp=cp, vp=vp, zero1=zero1))
     return tuple(plans)
+
+
+def _context_splits(wl: Workload, ranks: int) -> list[int]:
+    """Context-parallel sizes the layout search tries on ``ranks`` GPUs left after tensor and pipeline splits.
+
+    Megatron-Core's context parallelism (the tuned stack; the typical stacks' FSDP and DeepSpeed recipes have none)
+    splits every sequence over ``cp`` ranks, which hold its activations but the whole layer's weights. NVIDIA's own
+    recipes use it for long sequences: Llama 3.1 405B at 8,192 tokens on H100s with CP2 (NVIDIA/dgxc-benchmarking,
+    Megatron-Bridge), MLPerf's Llama 2 70B LoRA at 8,192 tokens on 8 H200s with TP1 CP2 and on GB200 racks with CP8
+    (1,024 tokens a rank). The load-balanced causal split cuts a sequence into ``2 cp`` chunks: the sequence must
+    divide into them, and each rank keeps at least 1,024 tokens.
+    """
+    if wl.stack != "tuned" or not wl.is_transformer:
+        return [1]
+    return [cp for cp in _divisors(ranks, 8) if cp == 1 or (wl.seq_len % (2 * cp) == 0 and wl.seq_len // cp >= 1024)]
 
 
 def _micro_batches(wl: Workload, dp: int, wanted: int) -> list[int]:
@@ -890,7 +951,49 @@ def _choose(
     wl: Workload, spec: GpuSpec, precision: str, gpus: int, gpus_per_node: int, interconnect: str, network: float
 ) -> _Choice:
     """The fastest layout that fits (typical stacks: with the least model parallelism that fits), or the smallest
-    misfit."""
+    misfit.
+
+    Context parallelism relieves activation memory: NVIDIA's recipes split sequences where a layout would otherwise
+    recompute (Llama 3.1 405B at 8,192 tokens on H100s: TP8 PP9 CP2, no recomputation). The search tries it only
+    there, in place of recomputation: where a layout fits without either, the split is not weighed (measured: weighed
+    everywhere, the model's nearly free ring exchange picked deeper context splits than NVIDIA runs and came out
+    faster than its runs, docs/model-history.md)."""
+    templates: Sequence[Plan] = _candidate_plans(wl, gpus, gpus_per_node)
+    if wl.global_batch is not None:
+        # Honour the user's global batch: layouts whose data-parallel ranks divide it first, then those with no more
+        # ranks than samples (the batch rounded down to whole samples per rank), the rest as a last resort.
+        exact = [t for t in templates if wl.global_batch % t.dp == 0]
+        honouring = [t for t in templates if t.dp <= wl.global_batch]
+        templates = exact or honouring or templates
+    best, smallest = _search(
+        wl, spec, precision, [t for t in templates if t.cp == 1], gpus_per_node, interconnect, network
+    )
+    if best is None or best[1].recompute:
+        split = [t for t in templates if t.cp > 1 and not t.recompute]
+        relieved, misfit = _search(wl, spec, precision, split, gpus_per_node, interconnect, network)
+        if relieved is not None and (best is None or relieved[0] > best[0] * 1.0001):
+            best = relieved
+        if smallest is None or (misfit is not None and misfit[0] < smallest[0]):
+            smallest = misfit
+    if best is not None:
+        _rate, plan, need = best
+        return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, True)
+    if smallest is None:
+        raise InputError(f"no parallel layout exists for {gpus} GPUs")
+    need, plan = smallest
+    return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, False)
+
+
+def _search(
+    wl: Workload,
+    spec: GpuSpec,
+    precision: str,
+    templates: Sequence[Plan],
+    gpus_per_node: int,
+    interconnect: str,
+    network: float,
+) -> tuple[tuple[float, Plan, float] | None, tuple[float, Plan] | None]:
+    """The fastest of ``templates`` that fits (rate, plan, bytes), and the smallest misfit (bytes, plan)."""
     wanted = _default_micro_batch(wl)
     best: tuple[float, Plan, float] | None = None
     smallest: tuple[float, Plan] | None = None
@@ -900,13 +1003,6 @@ def _choose(
     # FSDP alone). The tuned stack (Megatron-Core) weighs every tensor and pipeline split.
     least_model_parallel = wl.stack != "tuned"
     skip_recompute: set[tuple[int, bool, bool]] = set()
-    templates: Sequence[Plan] = _candidate_plans(wl, gpus, gpus_per_node)
-    if wl.global_batch is not None:
-        # Honour the user's global batch: layouts whose data-parallel ranks divide it first, then those with no more
-        # ranks than samples (the batch rounded down to whole samples per rank), the rest as a last resort.
-        exact = [t for t in templates if wl.global_batch % t.dp == 0]
-        honouring = [t for t in templates if t.dp <= wl.global_batch]
-        templates = exact or honouring or templates
     for template in templates:
         if (template.pp, template.tp) != last_level:
             if best is not None and least_model_parallel:
@@ -950,13 +1046,7 @@ def _choose(
             if rate < previous:
                 break  # past the best trade of bubble against per-micro-batch efficiency: smaller only loses more
             previous = rate
-    if best is not None:
-        _rate, plan, need = best
-        return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, True)
-    if smallest is None:
-        raise InputError(f"no parallel layout exists for {gpus} GPUs")
-    need, plan = smallest
-    return _Choice(plan, _step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network), need, False)
+    return best, smallest
 
 
 def _nodes_text(gpus: int, per_node: int) -> str:
@@ -1361,7 +1451,9 @@ def _estimate(
     layout = (
         f"{'layout' if choice.fits else 'closest layout tried (does not fit)'}: "
         f"{plan.dp}-way data parallel{_sharding_text(plan)}, "
-        f"{plan.tp}-way tensor, {plan.pp}-way pipeline, micro-batch {plan.micro_batch}, global batch "
+        f"{plan.tp}-way tensor, {plan.pp}-way pipeline"
+        + (f", {plan.cp}-way context" if plan.cp > 1 else "")
+        + f", micro-batch {plan.micro_batch}, global batch "
         f"{plan.global_batch}{', activation recomputation' if plan.recompute else ''}"
         + (f" (recompute {wl.recompute}, as given)" if wl.is_transformer and wl.recompute != "auto" else "")
     )
@@ -1416,6 +1508,7 @@ def _estimate(
             "sharded": plan.sharded,
             "optimizer_sharded": plan.zero1 or plan.sharded,
             "interleaved_stages": plan.vp,
+            "context": plan.cp,
             "recompute": plan.recompute,
             "micro_batch": plan.micro_batch,
             "global_batch": plan.global_batch,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from planner.errors import InputError
@@ -158,3 +160,45 @@ def test_kept_layout_templates_change_no_estimate(workload: str, gpu: str, gpus:
     assert model._candidate_plans.cache_info().hits > 0
     assert warm == cold
     assert isinstance(model._candidate_plans(get_workload(workload), gpus, 8), tuple)  # shared: never mutable
+
+
+def test_context_parallelism_stands_in_for_recomputation_on_the_tuned_stack() -> None:
+    # Llama 3.1 405B at 8,192 tokens on 2,304 H100s: NVIDIA's recipe splits every sequence over two GPUs (TP8 PP9 CP2,
+    # NVIDIA/dgxc-benchmarking) and recomputes nothing. Without context parallelism the search recomputed every layer.
+    typical = estimate("llama-3.1-405b", "H100", 2304, seq_len=8192, global_batch=1008)
+    tuned = estimate("llama-3.1-405b", "H100", 2304, seq_len=8192, global_batch=1008, stack="tuned")
+    assert typical.parallelism["context"] == 1
+    split = tuned.parallelism
+    assert split["context"] > 1 and not split["recompute"] and "-way context" in " ".join(tuned.assumptions)
+    assert split["tensor"] * split["pipeline"] * split["context"] * split["data"] == 2304
+    no_split = estimate("llama-3.1-405b", "H100", 2304, seq_len=8192, global_batch=1008, stack="tuned", recompute="on")
+    assert no_split.parallelism["context"] == 1 and no_split.throughput < tuned.throughput
+    # Where a layout fits without recomputation, sequences are not split (NVIDIA's Llama 3 8B on 8 B200s: TP1 CP1).
+    assert estimate("llama-3-8b", "B200", 8, seq_len=8192, stack="tuned").parallelism["context"] == 1
+    # A short sequence is never split: each rank keeps at least 1,024 tokens, in 2 x cp load-balanced chunks.
+    assert model._context_splits(get_workload("llama-3-8b", seq_len=8192, stack="tuned"), 8) == [1, 2, 4, 8]
+    assert model._context_splits(get_workload("llama-3-8b", seq_len=2048, stack="tuned"), 8) == [1, 2]
+    assert model._context_splits(get_workload("llama-3-8b", seq_len=8192), 8) == [1]
+
+
+def test_the_ring_exchange_waits_only_where_it_outlasts_attention() -> None:
+    tuned = get_workload("llama-3-8b", seq_len=8192, stack="tuned")
+    plan = Plan(tp=1, pp=1, dp=4, cp=2, micro_batch=1, global_batch=8)
+    # Three exchanges a layer (keys and values forward; keys, values and their gradients backward) of two tensors of
+    # hidden x the rank's tokens, once per ring step.
+    volume = 3 * 1 * tuned.layers * 2 * 4096 * tuned.hidden * 2
+    within = model._context_exchange_s(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0)
+    link = model._link_gbs(H100, "nvswitch", 2) * 1e9
+    assert within == pytest.approx(volume / link + 3 * tuned.layers * perf_params()["comm"]["collective_latency_s"])
+    # A context group of 16 ranks (8-way tensor parallelism) crosses the network, one NIC a GPU: half the bytes of
+    # 4-way tensor parallelism's exchange, which stays on NVLink, take several times as long.
+    wide = Plan(tp=8, pp=1, dp=1, cp=2, micro_batch=1, global_batch=1)
+    narrow = dataclasses.replace(wide, tp=4)
+    assert model._context_exchange_s(tuned, H100, "bf16", wide, "nvswitch", 8, 3200.0) > 2 * (
+        model._context_exchange_s(tuned, H100, "bf16", narrow, "nvswitch", 8, 3200.0)
+    )
+    # On NVLink it hides behind attention at 8k tokens: the step is the unsplit compute's, give or take the
+    # smaller GEMMs.
+    timing = model._step_time(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0)
+    unsplit = model._step_time(tuned, H100, "bf16", Plan(dp=8, micro_batch=1, global_batch=8), "nvswitch", 8, 3200.0)
+    assert timing.samples_per_step / timing.step_s == pytest.approx(unsplit.samples_per_step / unsplit.step_s, rel=0.1)
