@@ -878,7 +878,7 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan,
         return (Plan(dp=gpus),)
     plans: list[Plan] = []
     head_limit = wl.heads if wl.heads else 64
-    for pp in _divisors(gpus, min(64, wl.layers)):
+    for pp in _pipeline_depths(wl, gpus):
         vp = 1
         if wl.stack == "tuned" and pp > 1:
             vp = max((v for v in (1, 2, 4) if wl.layers % (pp * v) == 0), default=1)
@@ -893,6 +893,17 @@ def _candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan,
                             continue  # the split stands in for recomputation (``_choose``)
                         plans.append(Plan(tp, pp, dp, sharded, recompute, cp=cp, vp=vp, zero1=zero1))
     return tuple(plans)
+
+
+def _pipeline_depths(wl: Workload, gpus: int) -> list[int]:
+    """Pipeline depths the layout search tries, shallowest first: powers of two dividing the GPU count, and on the
+    tuned stack any other depth that divides both the GPU count and the layers (Megatron-Core stages hold whole
+    layers: NVIDIA runs Llama 3.1 405B's 126 layers as nine stages on 576 and 2,304 H100s)."""
+    limit = min(64, wl.layers)
+    depths = set(_divisors(gpus, limit))
+    if wl.stack == "tuned":
+        depths |= {d for d in range(3, limit + 1) if gpus % d == 0 and wl.layers % d == 0}
+    return sorted(depths)
 
 
 def _context_splits(wl: Workload, ranks: int) -> list[int]:

@@ -202,3 +202,17 @@ def test_the_ring_exchange_waits_only_where_it_outlasts_attention() -> None:
     timing = model._step_time(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0)
     unsplit = model._step_time(tuned, H100, "bf16", Plan(dp=8, micro_batch=1, global_batch=8), "nvswitch", 8, 3200.0)
     assert timing.samples_per_step / timing.step_s == pytest.approx(unsplit.samples_per_step / unsplit.step_s, rel=0.1)
+
+
+def test_the_tuned_stack_stages_whole_layers_at_any_depth_that_divides_them() -> None:
+    # Llama 3.1 405B (126 layers) on 576 H100s: NVIDIA's recipe is TP8 PP9 CP2 DP4 without recomputation
+    # (NVIDIA/dgxc-benchmarking). Nine stages of 14 layers: no power-of-two depth fits there without recomputing.
+    wl = get_workload("llama-3.1-405b", seq_len=8192, stack="tuned")
+    assert model._pipeline_depths(wl, 576) == [1, 2, 3, 4, 6, 8, 9, 16, 18, 32, 64]
+    assert model._pipeline_depths(get_workload("llama-3.1-405b", seq_len=8192), 576) == [1, 2, 4, 8, 16, 32, 64]
+    # On a power-of-two count nothing changes: 80 layers share no odd factor with 64 GPUs.
+    assert model._pipeline_depths(get_workload("llama-3-70b", stack="tuned"), 64) == [1, 2, 4, 8, 16, 32, 64]
+    tuned = estimate("llama-3.1-405b", "H100", 576, seq_len=8192, global_batch=252, stack="tuned")
+    split = tuned.parallelism
+    assert (split["tensor"], split["pipeline"], split["context"], split["data"]) == (8, 9, 2, 4)
+    assert not split["recompute"]
