@@ -500,7 +500,10 @@ def _sample_time(
     if _ampere_kernels(wl, spec, precision):
         attention_rate *= AMPERE_KERNELS_AFTER_ADA
     if precision == "fp8":
-        attention_rate *= spec.peak_tflops("bf16") / spec.peak_tflops("fp8") / _fp8_relative(fam, wl.stack)
+        # BF16 attention runs at the GPU's BF16 ceiling, not at its FP8 one scaled down (an H100 sustains 80% of its
+        # BF16 peak but 71% of its FP8 peak).
+        bf16_peak = spec.peak_tflops("bf16") * 1e12 * matmul_derate(spec, "bf16")
+        attention_rate *= bf16_peak / peak / _fp8_relative(fam, wl.stack)
     attention_time = attention * attention_passes / attention_rate
     matmul_time = linear * linear_passes / (peak * eff) + attention_time
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.

@@ -10,7 +10,9 @@ import pytest
 
 from planner.errors import InputError
 from planner.hardware import resolve_gpu
+from planner.perf import model
 from planner.perf.model import estimate, sustained_matmul
+from planner.perf.workloads import get_workload
 
 GPUS = ["V100-16GB", "T4", "A10G", "L4", "A100-80GB", "L40S", "H100-SXM", "H200", "B200", "RTX-4090"]
 JOBS = [
@@ -71,6 +73,18 @@ def test_fp32_attention_pays_no_ampere_kernel_toll_on_hopper() -> None:
     assert hopper.throughput is not None and ada.throughput is not None
     assert hopper.throughput > ada.throughput
     assert not any("FlashAttention-2" in line for line in hopper.assumptions)
+
+
+@pytest.mark.parametrize("gpu", ["H100-SXM", "H200", "B200", "GB200"])
+def test_fp8_attention_runs_at_the_bf16_ceiling(gpu: str) -> None:
+    # Transformer Engine's FP8 recipes keep attention in BF16: its matmuls run at the GPU's BF16 ceiling (an H100
+    # sustains 80% of its BF16 peak but 71% of its FP8 one), exactly as in a BF16 run of the same layout.
+    spec = resolve_gpu(gpu)
+    wl = get_workload("llama-3-8b", stack="tuned")
+    fp8 = model._sample_time(wl, spec, "fp8", 1, 1, False)[3]
+    bf16 = model._sample_time(wl, spec, "bf16", 1, 1, False)[3]
+    assert fp8 == pytest.approx(bf16, rel=1e-9)
+    assert fp8 > 0
 
 
 @pytest.mark.parametrize(
