@@ -112,6 +112,29 @@ def matmul_ceilings() -> dict[tuple[str, str], float]:
     return table
 
 
+# Bytes of one matmul operand element: FP8 tensor cores run twice BF16's FLOPs on half the bytes, TF32 half on twice.
+OPERAND_BYTES = {"fp8": 1.0, "fp16": 2.0, "bf16": 2.0, "tf32": 4.0, "fp32": 4.0}
+
+
+@cache
+def sm_tensor_rates() -> dict[str, float]:
+    """Dense FP16 tensor-core FLOPs per SM per clock, per GPU id (``data/gpu_sm_rates.csv``: the architecture
+    whitepapers, each checked against the datasheet peak as SMs x rate x clock)."""
+    with (data_dir() / "gpu_sm_rates.csv").open(newline="", encoding="utf-8") as handle:
+        return {row["gpu"]: float(row["tensor_flops_per_sm_clock"]) for row in csv.DictReader(handle)}
+
+
+def operand_feed(spec: GpuSpec, precision: str) -> float:
+    """Operand bytes each SM's matmul units consume per clock in ``precision``, relative to the reference GPU's in
+    BF16. One SM's rate is the same in FP8, BF16 and TF32 (twice the FLOPs on half the bytes); it is half on GeForce
+    cards (FP32 accumulate at half rate), twice on an H100 and four times on a B200 what it is on an A100. A GPU
+    without a row is taken at the reference GPU's rate."""
+    rates = sm_tensor_rates()
+    reference = rates[REFERENCE_GPU]
+    per_sm = rates.get(spec.id, reference) * spec.peak_tflops(precision) / spec.peak_tflops("fp16")
+    return per_sm * OPERAND_BYTES[precision] / (reference * OPERAND_BYTES["bf16"])
+
+
 def _ceiling_key(spec: GpuSpec, precision: str) -> str:
     """Which ceiling a precision runs at. FP16 and BF16 share one. TF32 tensor ops run at the same clocks and power
     limit, so without a TF32 measurement a GPU sustains the share its FP16/BF16 ceiling shows (the same database
@@ -492,8 +515,12 @@ def _sample_time(
     hw_flops = linear * linear_passes + attention * attention_passes
     shard_hidden = hidden / tp
     base = _efficiency_scale(spec, precision, fam, wl.stack) * tokens / (tokens + fam["tokens_half"])
-    # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly.
-    eff = base * shard_hidden / (shard_hidden + fam["hidden_half"])
+    # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly. A narrow GEMM reuses each
+    # operand it loads fewer times, and an SM feeds its tensor cores from shared memory and registers at about the
+    # same bytes per clock since Volta, while their FLOPs per clock doubled with the A100, Hopper and Blackwell. The
+    # width at which a GEMM reaches half its rate grows with the operand bytes an SM consumes per clock
+    # (``operand_feed``): an H100 needs twice the A100's width, a GeForce card half.
+    eff = base * shard_hidden / (shard_hidden + fam["hidden_half"] * operand_feed(spec, precision))
     # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
     # than large GEMMs; with FP8 only the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
     attention_rate = peak * base * fam["attention_relative"]

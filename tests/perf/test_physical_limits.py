@@ -4,12 +4,14 @@ search, and a pipeline pays for its stage-to-stage traffic."""
 
 from __future__ import annotations
 
+import csv
 import itertools
 
 import pytest
 
+from planner._data import data_dir
 from planner.errors import InputError
-from planner.hardware import resolve_gpu
+from planner.hardware import gpu_table, resolve_gpu
 from planner.perf import model
 from planner.perf.model import estimate, sustained_matmul
 from planner.perf.workloads import get_workload
@@ -152,3 +154,47 @@ def test_an_infinity_fabric_mesh_serves_all_eight_gpus_not_just_pairs() -> None:
     switched = estimate("bert-large", "H100-NVL", 8, interconnect="nvswitch")
     assert pairs.throughput is not None and switched.throughput is not None
     assert pairs.throughput < switched.throughput
+
+
+def test_every_gpu_has_a_sourced_tensor_rate_per_sm() -> None:
+    rates = model.sm_tensor_rates()
+    with (data_dir() / "gpu_sm_rates.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(row["source"] and row["source_date"] and row["notes"] for row in rows)
+    assert set(gpu_table()) <= set(rates)
+    # Dense FP16 FLOPs per SM per clock: GeForce (FP32 accumulate) 512, Volta to Ada 1,024, A100 2,048, Hopper 4,096,
+    # Blackwell 8,192.
+    assert set(rates.values()) <= {512.0, 1024.0, 2048.0, 4096.0, 8192.0}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "feed"),
+    [
+        ("A100-80GB", "bf16", 1.0),
+        ("A100-80GB", "tf32", 1.0),
+        ("H100-SXM", "bf16", 2.0),
+        ("H100-SXM", "fp8", 2.0),
+        ("B200", "bf16", 4.0),
+        ("RTX-4090", "fp16", 0.25),
+        ("A10", "bf16", 0.5),
+        ("A100-80GB", "fp32", 0.125),
+    ],
+)
+def test_the_operand_feed_per_sm_follows_the_tensor_cores_not_the_precision(
+    gpu: str, precision: str, feed: float
+) -> None:
+    # FP8 runs twice BF16's FLOPs on half the bytes, TF32 half on twice: one SM consumes the same bytes per clock.
+    assert model.operand_feed(resolve_gpu(gpu), precision) == pytest.approx(feed, rel=2e-3)
+
+
+def test_a_narrow_transformer_gains_less_from_a_faster_sm() -> None:
+    # The same GEMM width keeps an A100's tensor cores busier than an H100's, which consume twice the operand bytes
+    # per SM and clock: an H100 is further ahead of an A100 on wide layers than on narrow ones.
+    def speedup(hidden: int) -> float:
+        wl = get_workload("transformer", layers=8, hidden=hidden, seq_len=2048, vocab=32000)
+        h100 = model._sample_time(wl, resolve_gpu("H100-SXM"), "bf16", 4, 1, False)[0]
+        a100 = model._sample_time(wl, resolve_gpu("A100-80GB"), "bf16", 4, 1, False)[0]
+        return a100 / h100
+
+    # With the bundled fit the wide layers gain 20% more; with one half-width for every GPU, 13% (bandwidth alone).
+    assert speedup(8192) > 1.15 * speedup(1024)
