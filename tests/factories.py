@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 from typing import Any
+
+from planner._data import data_dir
 
 
 def make_offer(**overrides: Any) -> dict[str, Any]:
@@ -44,3 +47,9 @@ def write_catalog(rows_by_provider: dict[str, list[dict[str, Any]]], as_of: str 
     with CatalogStore(seed=False) as store:
         for provider, rows in rows_by_provider.items():
             store.write_snapshot(provider, rows, source=f"fixture-{provider}", as_of=as_of)
+
+
+def data_rows(name: str) -> list[dict[str, str]]:
+    """The rows of a bundled ``data/`` CSV file, as the planner's own loaders read them."""
+    with (data_dir() / name).open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import copy
-import csv
 
 import pytest
+from factories import data_rows
 
-from planner._data import data_dir
 from planner.hardware import gpu_table
 from planner.perf import calibration
 from planner.perf.model import estimate, forward_share, matmul_ceilings, perf_params
 from planner.perf.workloads import Workload, get_workload
-
-
-def _rows(name: str) -> list[dict[str, str]]:
-    with (data_dir() / name).open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 def test_scale_out_rows_are_sourced_multi_node_runs_with_an_8_gpu_reference() -> None:
@@ -75,7 +69,7 @@ def test_the_logged_training_rate_separates_the_steady_state_from_the_rest() -> 
 
 
 def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
-    rows = _rows("mlperf_training.csv")
+    rows = data_rows("mlperf_training.csv")
     assert {row["gpu"] for row in rows} == {"H100-SXM", "H200", "B200", "GB200"}
     assert {row["benchmark"] for row in rows} == {"resnet", "bert", "llama2_70b_lora"}
     for row in rows:
@@ -113,7 +107,7 @@ def test_mlperf_jobs_fit_on_8_h100_with_the_tuned_stack(
 
 def test_every_ceiling_is_sourced_and_near_the_datasheet_peak() -> None:
     table = gpu_table()
-    for row in _rows("gpu_ceilings.csv"):
+    for row in data_rows("gpu_ceilings.csv"):
         assert row["source"] and row["source_date"], row
         spec = table[row["gpu"]]
         share = float(row["achievable_tflops"]) / spec.peak_tflops(row["precision"])

@@ -4,12 +4,11 @@ search, and a pipeline pays for its stage-to-stage traffic."""
 
 from __future__ import annotations
 
-import csv
 import itertools
 
 import pytest
+from factories import data_rows
 
-from planner._data import data_dir
 from planner.errors import InputError
 from planner.hardware import gpu_table, resolve_gpu
 from planner.perf import model
@@ -158,8 +157,7 @@ def test_an_infinity_fabric_mesh_serves_all_eight_gpus_not_just_pairs() -> None:
 
 def test_every_gpu_has_a_sourced_tensor_rate_per_sm() -> None:
     rates = model.sm_tensor_rates()
-    with (data_dir() / "gpu_sm_rates.csv").open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = data_rows("gpu_sm_rates.csv")
     assert all(row["source"] and row["source_date"] and row["notes"] for row in rows)
     assert set(gpu_table()) <= set(rates)
     # Dense FP16 FLOPs per SM per clock: GeForce (FP32 accumulate) 512, Volta to Ada 1,024, A100 2,048, Hopper 4,096,
