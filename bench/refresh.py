@@ -20,9 +20,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from planner.catalog.refresh import refresh  # noqa: E402
 from planner.catalog.store import CatalogStore  # noqa: E402
 from planner.providers.aws import AwsProvider  # noqa: E402
+from planner.refresh import refresh  # noqa: E402
 
 # (type, GPU name, GPUs, MiB per GPU, vCPUs, MiB RAM, on-demand USD/h): shapes as DescribeInstanceTypes gives them.
 TYPES = [

@@ -29,10 +29,10 @@ from planner.report import WARNING_PREFIX
 if TYPE_CHECKING:
     import pandas as pd
 
-    from planner.catalog.refresh import RefreshReport
     from planner.cost.result import RankResult
     from planner.perf.model import Estimate
     from planner.perf.workloads import Workload
+    from planner.refresh import RefreshReport
 
 
 # What ``estimate`` and ``rank`` take about the workload itself, named in their "not an argument here" line.
@@ -512,6 +512,6 @@ def refresh(
     **options: Any,
 ) -> RefreshReport:
     """Pull live catalogs from the cloud APIs into the store (needs the provider extras and credentials)."""
-    from planner.catalog.refresh import refresh as _refresh
+    from planner.refresh import refresh as _refresh
 
     return _refresh(providers, regions=regions, store=store, **options)

@@ -17,6 +17,9 @@ from planner import checks
 from planner._data import data_dir
 from planner.errors import InputError, UnknownGpuError
 
+# How the GPUs inside one instance talk: an NVSwitch fabric, NVLink bridges, or PCIe only.
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
+
 # Precisions a GPU may support, in the order the CLI lists them.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 # Bytes of one activation or element-wise operand at each training precision. FP8 training (Transformer Engine) runs

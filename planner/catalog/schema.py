@@ -16,7 +16,6 @@ from typing import TypedDict
 SCHEMA_VERSION = 2
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "paperspace")
-INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 AVAILABILITY = ("on-demand", "spot-only", "reservation-only")
 
 

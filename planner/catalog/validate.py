@@ -14,13 +14,12 @@ from planner.catalog.schema import (
     AVAILABILITY,
     AVAILABLE_NOW,
     COLUMNS,
-    INTERCONNECTS,
     INTERRUPTION_LABELS,
     PRICE_COLUMNS,
     PROVIDERS,
     Offer,
 )
-from planner.hardware import gpu_table
+from planner.hardware import INTERCONNECTS, gpu_table
 
 # Below this per-GPU-hour price a number is a parsing or unit error, not a bargain: the cheapest GPU
 # offering in any public catalog (a quarter of an L4 on spot) is about $0.05/h.

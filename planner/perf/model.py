@@ -19,10 +19,9 @@ from typing import Any
 
 from planner import checks
 from planner._data import data_dir
-from planner.catalog.schema import INTERCONNECTS
 from planner.energy import node_factor
 from planner.errors import InputError, UnknownGpuError
-from planner.hardware import ELEMENT_BYTES, PRECISIONS, GpuSpec, gpu_table, lookup, resolve_gpu
+from planner.hardware import ELEMENT_BYTES, INTERCONNECTS, PRECISIONS, GpuSpec, gpu_table, lookup, resolve_gpu
 from planner.perf.evidence import MANY_NODES, SHORT_STEP_S, held_out_verdict, short_steps_across_nodes
 from planner.perf.options import ModelOptions
 from planner.perf.workloads import Workload, resolve_workload

@@ -328,8 +328,8 @@ def test_family_facts_contract() -> None:
 
 
 def test_family_table_rows_are_legal() -> None:
-    from planner.catalog.schema import AVAILABILITY, INTERCONNECTS
-    from planner.hardware import gpu_table
+    from planner.catalog.schema import AVAILABILITY
+    from planner.hardware import INTERCONNECTS, gpu_table
 
     with (REPO / "data" / "instance_families.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -92,7 +92,7 @@ def test_unreadable_pricing_reply_fails_the_region_not_the_price(body: bytes) ->
 
 
 def test_truncated_reply_keeps_previous_prices_and_exits_3(tmp_path: Path) -> None:
-    from planner.catalog.refresh import refresh
+    from planner.refresh import refresh
 
     store_path = tmp_path / "c.sqlite"
     previous = make_offer(

@@ -336,7 +336,7 @@ def test_unreachable_feed_keeps_the_current_catalogs_buckets() -> None:
 
 
 def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_path: Any) -> None:
-    from planner.catalog.refresh import refresh
+    from planner.refresh import refresh
 
     broken = instance_type("g5.2xlarge", "A10G", 0, 22888, 8, 32768)  # GPU type reporting 0 GPUs
     pricing = PricingEndpoint(

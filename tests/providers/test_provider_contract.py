@@ -14,13 +14,13 @@ import pytest
 import requests
 import responses
 
-from planner.catalog.refresh import refresh
 from planner.catalog.schema import COLUMN_NAMES
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import validate_rows
 from planner.errors import MissingExtra
 from planner.providers import REGISTRY, provider_class, provider_names
 from planner.providers.base import Provider
+from planner.refresh import refresh
 from providers import test_provider_aws as aws_tests
 from providers.provider_fakes import (
     DO_URL,
@@ -155,7 +155,7 @@ def test_refresh_end_to_end_on_all_real_adapters(tmp_path: Path, prices_api: Non
 
 def test_importing_the_providers_imports_no_cloud_sdk() -> None:
     code = (
-        "import sys, planner.providers, planner.providers.base, planner.catalog.refresh, planner.providers.aws, "
+        "import sys, planner.providers, planner.providers.base, planner.refresh, planner.providers.aws, "
         "planner.providers.gcp, planner.providers.azure, planner.providers.lambda_cloud, planner.providers.paperspace, "
         "planner.providers.http\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'google', 'azure', 'requests', "
@@ -226,7 +226,7 @@ def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 def test_refresh_routes_the_region_codes_of_every_provider() -> None:
     # refresh.py picks the clouds a --region belongs to by pattern; a provider without one makes
     # `gpuplan catalog refresh --region X` fail with a KeyError.
-    from planner.catalog.refresh import REGION_PATTERNS
+    from planner.refresh import REGION_PATTERNS
 
     assert set(REGION_PATTERNS) == set(REGISTRY)
     samples = {"lambda": ("us-east-1", "europe-central-1"), "paperspace": ("nyc2", "tor1", "atl1")}

@@ -12,11 +12,11 @@ import responses
 from factories import make_offer
 
 from planner.catalog.query import OfferFilter, filter_offers
-from planner.catalog.refresh import refresh
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import validate_rows
 from planner.errors import MissingCredentials, ProviderError
 from planner.providers.lambda_cloud import LambdaProvider, gpu_from_description
+from planner.refresh import refresh
 from providers.provider_fakes import LAMBDA_REGIONS, LAMBDA_URL, NOW, ScriptedApi, lambda_answer, lambda_provider
 
 CHECKED = NOW.isoformat(timespec="seconds")

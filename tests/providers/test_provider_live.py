@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.catalog.refresh import refresh
 from planner.errors import MissingCredentials, MissingExtra
 from planner.providers import provider_class, provider_names
+from planner.refresh import refresh
 
 pytestmark = pytest.mark.live
 

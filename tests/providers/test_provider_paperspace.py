@@ -11,11 +11,11 @@ import pytest
 import responses
 from factories import make_offer
 
-from planner.catalog.refresh import refresh
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import validate_rows
 from planner.errors import MissingCredentials, ProviderError
 from planner.providers.paperspace import PaperspaceProvider
+from planner.refresh import refresh
 from providers.provider_fakes import DO_URL, NOW, ScriptedApi, do_answer, paperspace_provider
 
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from factories import make_offer
 
-from planner.catalog.refresh import refresh, regions_for
 from planner.catalog.store import CatalogStore
 from planner.errors import MissingCredentials, MissingExtra
 from planner.providers.base import FetchResult, ProgressHook, Provider, RegionFailure
+from planner.refresh import refresh, regions_for
 from planner.report import records
 
 REPO = Path(__file__).resolve().parents[2]
@@ -261,7 +261,7 @@ _KILLED_WRITER = textwrap.dedent(
     import sys, time
     from planner.catalog.store import CatalogStore
     from planner.providers.base import FetchResult, Provider
-    from planner.catalog.refresh import refresh
+    from planner.refresh import refresh
     from factories import make_offer
 
     class Pausing:
