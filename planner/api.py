@@ -225,7 +225,7 @@ def offers_with_notes(
     store: CatalogStore | Path | str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """`offers`, plus the notes the CLI shows (how an ambiguous GPU name was read, stale prices)."""
-    frame = _load(catalog, store)
+    frame = _load(catalog, store, derived=False)  # filter_offers derives the columns of the rows it keeps
     result, notes = filter_offers(frame, spec)
     ages = provider_ages(result)
     check_age(ages, max_age_hours)
