@@ -11,7 +11,7 @@ import csv
 import json
 import os
 import uuid
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +69,17 @@ class SnapshotInfo:
         if taken.tzinfo is None:
             taken = taken.replace(tzinfo=UTC)
         return ((now or datetime.now(UTC)) - taken).total_seconds() / 3600
+
+
+@dataclass(frozen=True)
+class NewSnapshot:
+    """The rows of one provider to store as its next snapshot, and where they came from."""
+
+    provider: str
+    rows: Iterable[Mapping[str, Any]] | ValidationReport
+    source: str
+    as_of: str
+    kind: str = "live"
 
 
 @dataclass(frozen=True)
@@ -238,29 +249,7 @@ class CatalogStore:
         IMMEDIATE`` in SQLite, an advisory lock in PostgreSQL), so two refreshes of one provider for different
         regions both keep their update instead of the later one writing back the earlier one's stale copy.
         """
-        if provider not in PROVIDERS:
-            raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
-        report = rows if isinstance(rows, ValidationReport) else validate_rows(rows)
-        accepted = [row for row in report.accepted if row["provider"] == provider]
-        rejected = report.rejected + [
-            Rejected(
-                row["provider"],
-                row["instance_type"],
-                row["region"],
-                row["zone"],
-                reason=f"row of provider {row['provider']!r} in a {provider} snapshot",
-            )
-            for row in report.accepted
-            if row["provider"] != provider
-        ]
-        if merge_regions is not None:
-            renewed = set(merge_regions)
-            accepted = [row for row in accepted if row["region"] in renewed]
-        if not accepted:
-            reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
-            raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
-        created_at = datetime.now(UTC).isoformat(timespec="seconds")
-        placeholders = ", ".join("?" for _ in range(len(COLUMN_NAMES) + 1))
+        accepted, rejected = _split(provider, rows, merge_regions)
         self._require_writable()
         with self._transaction():
             if merge_regions is not None:
@@ -274,22 +263,42 @@ class CatalogStore:
                 ).fetchone()
                 if existing is not None and (existing[0] == "live" or existing[1] == source):
                     return None  # another process seeded it first
-            snapshot_id = self._db.insert_id(
-                "INSERT INTO snapshots (provider, kind, source, as_of, created_at, row_count, rejected_count,"
-                " schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (provider, kind, source, as_of, created_at, len(accepted), len(rejected), SCHEMA_VERSION),
-            )
-            self._db.executemany(
-                f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
-                ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
-            )
-            self._db.execute(
-                "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
-                " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
-                (provider, snapshot_id),
-            )
-        info = SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), len(rejected))
+            info = self._insert(provider, accepted, len(rejected), kind=kind, source=source, as_of=as_of)
         return WriteResult(snapshot=info, rejected=rejected)
+
+    def write_snapshots(self, snapshots: Sequence[NewSnapshot]) -> list[WriteResult]:
+        """Validate every snapshot, then make them all current in one transaction: all or none (a pulled catalog of
+        several providers is never half swapped in). A provider without one valid row is a ``CatalogError``."""
+        split = [_split(new.provider, new.rows, None) for new in snapshots]
+        self._require_writable()
+        with self._transaction():
+            infos = [
+                self._insert(new.provider, accepted, len(rejected), kind=new.kind, source=new.source, as_of=new.as_of)
+                for new, (accepted, rejected) in zip(snapshots, split, strict=True)
+            ]
+        return [WriteResult(info, rejected) for info, (_, rejected) in zip(infos, split, strict=True)]
+
+    def _insert(
+        self, provider: str, accepted: list[Offer], rejected_count: int, *, kind: str, source: str, as_of: str
+    ) -> SnapshotInfo:
+        """Store ``accepted`` as a new snapshot and make it the provider's current one (call inside a transaction)."""
+        created_at = datetime.now(UTC).isoformat(timespec="seconds")
+        snapshot_id = self._db.insert_id(
+            "INSERT INTO snapshots (provider, kind, source, as_of, created_at, row_count, rejected_count,"
+            " schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (provider, kind, source, as_of, created_at, len(accepted), rejected_count, SCHEMA_VERSION),
+        )
+        placeholders = ", ".join("?" for _ in range(len(COLUMN_NAMES) + 1))
+        self._db.executemany(
+            f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
+            ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
+        )
+        self._db.execute(
+            "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
+            " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
+            (provider, snapshot_id),
+        )
+        return SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), rejected_count)
 
     def _carried_rows(self, provider: str, renewed: set[str]) -> list[Offer]:
         """The provider's current rows outside ``renewed``, flagged carried_over (call inside a transaction)."""
@@ -327,6 +336,16 @@ class CatalogStore:
             query += " WHERE provider = ?"
             params = (provider,)
         return [SnapshotInfo(*row) for row in self._db.execute(query + " ORDER BY id", params).fetchall()]
+
+    def snapshot_rows(self, snapshot_id: int) -> list[tuple[Any, ...]]:
+        """The offerings of one snapshot, as stored, in the schema's column order (a snapshot never changes)."""
+        return list(
+            self._db.execute(
+                f"SELECT {', '.join(COLUMN_NAMES)} FROM offerings WHERE snapshot_id = ? ORDER BY instance_type, region,"
+                " zone",
+                (snapshot_id,),
+            ).fetchall()
+        )
 
     def change_mark(self) -> tuple[Any, ...]:
         """What changes with every write: the mark each write transaction renews, and the newest snapshot id (which
@@ -378,6 +397,35 @@ class CatalogStore:
         cursor = self._db.execute(query + " ORDER BY s.id, o.zone", params)
         columns = [d[0] for d in cursor.description]
         return pd.DataFrame.from_records(cursor.fetchall(), columns=columns)
+
+
+def _split(
+    provider: str, rows: Iterable[Mapping[str, Any]] | ValidationReport, merge_regions: Collection[str] | None
+) -> tuple[list[Offer], list[Rejected]]:
+    """The rows a snapshot of ``provider`` keeps and those it turns away (invalid, or another provider's); none kept
+    is a CatalogError, so that an empty refresh never replaces a good catalog."""
+    if provider not in PROVIDERS:
+        raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+    report = rows if isinstance(rows, ValidationReport) else validate_rows(rows)
+    accepted = [row for row in report.accepted if row["provider"] == provider]
+    rejected = report.rejected + [
+        Rejected(
+            row["provider"],
+            row["instance_type"],
+            row["region"],
+            row["zone"],
+            reason=f"row of provider {row['provider']!r} in a {provider} snapshot",
+        )
+        for row in report.accepted
+        if row["provider"] != provider
+    ]
+    if merge_regions is not None:
+        renewed = set(merge_regions)
+        accepted = [row for row in accepted if row["region"] in renewed]
+    if not accepted:
+        reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
+        raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
+    return accepted, rejected
 
 
 def _view(frame: pd.DataFrame) -> pd.DataFrame:
