@@ -19,14 +19,18 @@ BINDIR_ENV = "GPUPLAN_PG_BINDIR"
 
 
 def find_bindir() -> Path | None:
-    """Where ``initdb`` and ``pg_ctl`` are: $GPUPLAN_PG_BINDIR, PATH, or Debian's /usr/lib/postgresql/<version>/bin."""
-    candidates = [os.environ.get(BINDIR_ENV, "")]
+    """Where ``initdb`` and ``pg_ctl`` are: $GPUPLAN_PG_BINDIR (only there when set), PATH, or Debian's
+    /usr/lib/postgresql/<version>/bin."""
+    if os.environ.get(BINDIR_ENV):
+        given = Path(os.environ[BINDIR_ENV])
+        return given if (given / "initdb").is_file() and (given / "pg_ctl").is_file() else None
+    candidates = []
     found = shutil.which("pg_ctl")
     if found:
         candidates.append(str(Path(found).parent))
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True)
     for candidate in candidates:
-        if candidate and (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
+        if (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
             return Path(candidate)
     return None
 

@@ -3,6 +3,10 @@ and what the back end is chosen by (a ``postgresql://`` URL, ``GPUPLAN_DATABASE_
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +14,8 @@ from factories import make_offer
 
 from planner.catalog.store import CatalogStore
 from planner.errors import CatalogError
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class CountingReads:
@@ -100,3 +106,23 @@ def test_an_unreachable_server_is_one_line_without_the_password() -> None:
     assert "s3cret" not in str(info.value)
     assert "\n" not in str(info.value)
     assert "GPUPLAN_DATABASE_URL" in str(info.value)
+
+
+def _run_postgres_test(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """One PostgreSQL store test in a fresh pytest whose server cannot be had (no binaries where it is told to look)."""
+    clean = {k: v for k, v in os.environ.items() if k not in {"CI", "GPUPLAN_TEST_DATABASE_URL", "PYTEST_XDIST_WORKER"}}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-k", "postgresql",
+         str(Path(__file__).with_name("test_store.py") ) + "::test_providers_are_independent"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        env={**clean, "GPUPLAN_PG_BINDIR": str(tmp_path / "none"), **env},
+    )  # fmt: skip
+
+
+def test_without_a_server_the_postgresql_tests_skip_locally_and_fail_in_ci(tmp_path: Path) -> None:
+    local = _run_postgres_test(tmp_path)
+    assert local.returncode == 0, local.stdout[-2000:]
+    assert "1 skipped" in local.stdout and "no PostgreSQL server" in local.stdout
+    in_ci = _run_postgres_test(tmp_path, CI="true")
+    assert in_ci.returncode != 0, in_ci.stdout[-2000:]
+    assert "no PostgreSQL server for the tests" in in_ci.stdout
