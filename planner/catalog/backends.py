@@ -7,6 +7,7 @@ once, with ``?`` placeholders; the PostgreSQL back end turns them into psycopg's
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sqlite3
@@ -126,7 +127,7 @@ class PostgresBackend:
             ) from None
         self.location = redacted(url)
         self.cache_key = url
-        self.db = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        self.db = _idle_connection(url) or psycopg.connect(url, autocommit=True, connect_timeout=10)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         return self.db.execute(sql.replace("?", "%s"), params)
@@ -158,7 +159,48 @@ class PostgresBackend:
             yield
 
     def close(self) -> None:
-        self.db.close()
+        """Keep the connection for the next store this process opens on the URL (a warm query then skips the
+        handshake, which costs more than the query), unless it is mid-transaction or enough are kept."""
+        import psycopg
+
+        idle = _IDLE.setdefault(self.cache_key, [])
+        if (
+            not self.db.closed
+            and self.db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            and len(idle) < _IDLE_KEPT
+        ):
+            idle.append((os.getpid(), self.db))
+        else:
+            self.db.close()
+
+
+# Connections closed by their store, per URL, with the process that opened them (a forked child opens its own).
+_IDLE: dict[str, list[tuple[int, Any]]] = {}
+_IDLE_KEPT = 2
+
+
+def _idle_connection(url: str) -> Any:
+    """A kept connection to ``url`` that still answers, or None."""
+    idle = _IDLE.get(url, [])
+    while idle:
+        pid, db = idle.pop()
+        if pid != os.getpid():
+            continue
+        try:
+            db.execute("SELECT 1")  # a server restart leaves the connection open on this side only
+            return db
+        except Exception:
+            db.close()
+    return None
+
+
+@atexit.register
+def _close_idle() -> None:
+    for idle in _IDLE.values():
+        for pid, db in idle:
+            if pid == os.getpid():
+                db.close()
+    _IDLE.clear()
 
 
 Backend = SqliteBackend | PostgresBackend

@@ -126,3 +126,21 @@ def test_without_a_server_the_postgresql_tests_skip_locally_and_fail_in_ci(tmp_p
     in_ci = _run_postgres_test(tmp_path, CI="true")
     assert in_ci.returncode != 0, in_ci.stdout[-2000:]
     assert "no PostgreSQL server for the tests" in in_ci.stdout
+
+
+def test_a_postgresql_connection_is_reused_and_a_dead_one_replaced(postgres_url: str) -> None:
+    import postgres_server
+    import psycopg
+
+    url = postgres_server.new_schema(postgres_url)
+    with CatalogStore(url, seed=False) as store:
+        first = store._db.db
+        backend_pid = first.info.backend_pid
+    with CatalogStore(url, seed=False) as store:
+        assert store._db.db is first  # no new handshake for a warm query
+    with psycopg.connect(postgres_url, autocommit=True) as admin:  # as a server restart would: the session ends
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend_pid,))
+    with CatalogStore(url, seed=False) as store:
+        assert store._db.db is not first
+        _write(store, 10.0, "after")
+        assert list(store.read_current()["price_usd_per_hour"]) == [10.0]
