@@ -98,6 +98,11 @@ def test_database_url_env_selects_postgresql(monkeypatch: pytest.MonkeyPatch, po
         assert store.path is None
         assert store.location == url
         assert {s.kind for s in store.current_snapshots()} == {"bundled"}  # seeded, as a new SQLite store is
+        _write(store, 0.5, "team refresh")
+    from planner import offers
+
+    cheapest = offers(provider="aws")  # the library's default store is the server's
+    assert cheapest["price_usd_per_hour"].tolist() == [0.5]
 
 
 def test_an_unreachable_server_is_one_line_without_the_password() -> None:
