@@ -1,4 +1,5 @@
-"""The catalog store: SQLite (WAL) holding every refresh as a snapshot, and which snapshot is current.
+"""The catalog store: every refresh kept as a snapshot, and which snapshot is current; in a SQLite file (WAL, the
+default) or a PostgreSQL database (``GPUPLAN_DATABASE_URL``), the differences kept in backends.py.
 
 A refresh writes its snapshot and switches ``current`` for its provider in one transaction, so a reader
 never sees a half-written catalog and a failed or killed refresh leaves the previous snapshot current.
