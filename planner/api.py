@@ -225,7 +225,7 @@ def offers_with_notes(
     store: CatalogStore | Path | str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """`offers`, plus the notes the CLI shows (how an ambiguous GPU name was read, stale prices)."""
-    frame = _load(catalog, store)
+    frame = _load(catalog, store, derived=False)  # filter_offers derives the columns of the rows it keeps
     result, notes = filter_offers(frame, spec)
     ages = provider_ages(result)
     check_age(ages, max_age_hours)
@@ -278,6 +278,49 @@ def catalog_status(
     finally:
         if opened is not store:
             opened.close()
+
+
+def export_catalog(folder: Path | str, *, store: CatalogStore | Path | str | None = None) -> dict[str, Any]:
+    """Write the current catalog into ``folder``: one CSV per provider and a manifest.json with each file's as_of,
+    source, row count and SHA-256; returns the manifest."""
+    from planner.catalog.snapshot_io import export_snapshot
+
+    opened = open_store(store)
+    try:
+        return export_snapshot(opened, Path(folder).expanduser())
+    finally:
+        if opened is not store:
+            opened.close()
+
+
+def pull_catalog(source: Path | str, *, store: CatalogStore | Path | str | None = None) -> pd.DataFrame:
+    """Make the catalog exported at ``source`` (a folder or an https:// URL) current, after checking every file's
+    SHA-256 and validating every row as a refresh does; all providers in one transaction, history kept. Per provider:
+    rows stored, rows rejected (with up to three reasons), as_of and source."""
+    import pandas as pd
+
+    from planner.catalog.snapshot_io import pull_snapshot
+
+    opened = open_store(store)
+    try:
+        results = pull_snapshot(opened, str(source))
+    finally:
+        if opened is not store:
+            opened.close()
+    return pd.DataFrame.from_records(
+        [
+            {
+                "provider": r.snapshot.provider,
+                "rows": r.snapshot.row_count,
+                "rejected_rows": r.snapshot.rejected_count,
+                "rejected_examples": "; ".join(str(reason) for reason in r.rejected[:3]),
+                "as_of": r.snapshot.as_of,
+                "source": r.snapshot.source,
+            }
+            for r in results
+        ],
+        columns=["provider", "rows", "rejected_rows", "rejected_examples", "as_of", "source"],
+    )
 
 
 def catalog_history(

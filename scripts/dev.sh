@@ -47,6 +47,18 @@ ensure_browser() {
   fi
 }
 
+ensure_postgres() {
+  # The store's tests run on PostgreSQL too: a throwaway server from Debian's package (tests/postgres_server.py).
+  if command -v pg_ctl >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null ||
+    [ -n "${GPUPLAN_PG_BINDIR:-}${GPUPLAN_TEST_DATABASE_URL:-}" ]; then return 0; fi
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "installing postgresql for the store's tests ..." >&2
+    # The tests start their own throwaway server; Debian's default cluster is not needed by them.
+    (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null) ||
+      echo "could not install postgresql; the PostgreSQL store tests will be skipped (they fail with CI=true)" >&2
+  fi
+}
+
 check() {
   "$venv/bin/ruff" format --check planner tests bench scripts streamlit_app.py
   "$venv/bin/ruff" check planner tests bench scripts streamlit_app.py
@@ -66,6 +78,7 @@ case "$cmd" in
   test)
     ensure_venv dev
     ensure_browser
+    ensure_postgres
     check "$@" ;;
   check)
     check "$@" ;;

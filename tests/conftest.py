@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     home = tmp_path_factory.mktemp("gpuplan-home")
     monkeypatch.setenv("GPUPLAN_HOME", str(home))
     monkeypatch.delenv("GPUPLAN_DATA_DIR", raising=False)
+    monkeypatch.delenv("GPUPLAN_DATABASE_URL", raising=False)  # never a developer's team server
     return home
 
 
@@ -72,3 +73,28 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
         return code, out, err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL server for the session: $GPUPLAN_TEST_DATABASE_URL, else one this worker starts (postgres_server).
+
+    Without one the PostgreSQL tests skip with the reason, except in CI (CI=true), where they fail: a CI that lost
+    its server must not pass by testing only SQLite.
+    """
+    import postgres_server
+
+    given = os.environ.get("GPUPLAN_TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    try:
+        server = postgres_server.start_server()
+    except RuntimeError as exc:
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"no PostgreSQL server for the tests: {exc}")
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -292,18 +292,27 @@ def age_hours(as_of: str, now: datetime) -> float:
 def collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (provider, instance type, region): the standard zone with the cheapest spot price stands for it
     (a Local Zone only where the region has no other row: it must be opted into, so it is not the region's price)."""
+    import numpy as np
+    import pandas as pd
+
     if frame.empty:
         return frame
-    # Ordered and deduplicated on the few key columns only; the whole frame is taken once, at the end.
-    keys = frame[["provider", "instance_type", "region", "spot_price_usd_per_hour", "price_usd_per_hour"]].assign(
-        local=local_zones(frame["zone"])
+    # Ordered on the key arrays (lexsort is stable and puts NaN last), deduplicated in one pass, and the whole frame
+    # taken once at the end: each frame-wide pandas step costs about a millisecond whatever the row count.
+    order = np.lexsort(
+        (
+            frame["price_usd_per_hour"].to_numpy(dtype=np.float64, na_value=np.nan),
+            frame["spot_price_usd_per_hour"].to_numpy(dtype=np.float64, na_value=np.nan),
+            local_zones(frame["zone"]),
+        )
     )
-    kept = (
-        keys.sort_values(["local", "spot_price_usd_per_hour", "price_usd_per_hour"], na_position="last", kind="stable")
-        .drop_duplicates(["provider", "instance_type", "region"], keep="first")
-        .index.sort_values()
-    )
-    return frame.loc[kept]
+    key = np.zeros(len(frame), dtype=np.int64)
+    for column in ("provider", "instance_type", "region"):
+        codes, uniques = pd.factorize(frame[column])
+        key = key * (len(uniques) + 1) + codes
+    # The first row of each offering in that order is the one kept.
+    _, first = np.unique(key[order], return_index=True)
+    return frame.take(np.sort(order[first]))
 
 
 def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame, list[str]]:

@@ -1,4 +1,5 @@
-"""The catalog store: SQLite (WAL) holding every refresh as a snapshot, and which snapshot is current.
+"""The catalog store: every refresh kept as a snapshot, and which snapshot is current; in a SQLite file (WAL, the
+default) or a PostgreSQL database (``GPUPLAN_DATABASE_URL``), the differences kept in backends.py.
 
 A refresh writes its snapshot and switches ``current`` for its provider in one transaction, so a reader
 never sees a half-written catalog and a failed or killed refresh leaves the previous snapshot current.
@@ -10,14 +11,15 @@ import contextlib
 import csv
 import json
 import os
-import sqlite3
-from collections.abc import Collection, Iterable, Mapping
+import uuid
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from planner._data import data_dir
+from planner.catalog.backends import POSTGRES_SCHEMES, Backend, database_errors, open_backend, redacted
 from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION, Offer
 from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 STORE_ENV = "GPUPLAN_HOME"
+DATABASE_URL_ENV = "GPUPLAN_DATABASE_URL"
 STORE_FILE = "catalog.sqlite"
 _SQL_KIND = {"text": "TEXT", "real": "REAL", "integer": "INTEGER"}
 # Statements that bring a store of the previous schema version up to the key's version, in place.
@@ -70,6 +73,17 @@ class SnapshotInfo:
 
 
 @dataclass(frozen=True)
+class NewSnapshot:
+    """The rows of one provider to store as its next snapshot, and where they came from."""
+
+    provider: str
+    rows: Iterable[Mapping[str, Any]] | ValidationReport
+    source: str
+    as_of: str
+    kind: str = "live"
+
+
+@dataclass(frozen=True)
 class WriteResult:
     """What a snapshot write stored and what it turned away."""
 
@@ -77,64 +91,54 @@ class WriteResult:
     rejected: list[Rejected]
 
 
-_SNAPSHOT_FIELDS = "id, provider, kind, source, as_of, created_at, row_count, rejected_count"
+# The typed current frame of the last few stores this process read, by store, with the change mark it was read at.
+_FRAMES: dict[str, tuple[tuple[Any, ...], pd.DataFrame]] = {}
+_FRAMES_KEPT = 4
 
-_DDL = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS snapshots (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    provider TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('bundled', 'live')),
-    source TEXT NOT NULL,
-    as_of TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    row_count INTEGER NOT NULL,
-    rejected_count INTEGER NOT NULL,
-    schema_version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS offerings (
-    snapshot_id INTEGER NOT NULL REFERENCES snapshots(id),
-    {", ".join(f"{c.name} {_SQL_KIND[c.kind]}{'' if c.nullable else ' NOT NULL'}" for c in COLUMNS)}
-);
-CREATE INDEX IF NOT EXISTS offerings_by_snapshot ON offerings (snapshot_id);
-CREATE INDEX IF NOT EXISTS offerings_by_key ON offerings (instance_type, region);
-CREATE TABLE IF NOT EXISTS current (
-    provider TEXT PRIMARY KEY,
-    snapshot_id INTEGER NOT NULL REFERENCES snapshots(id)
-);
-"""
+_SNAPSHOT_FIELDS = "id, provider, kind, source, as_of, created_at, row_count, rejected_count"
 
 
 class CatalogStore:
-    """Snapshots of offerings per provider, with history. Opening it seeds it from the bundled snapshot."""
+    """Snapshots of offerings per provider, with history. Opening it seeds it from the bundled snapshot.
 
-    def __init__(self, path: Path | str | None = None, *, seed: bool = True) -> None:
-        self.path = Path(path) if path is not None else default_store_path()
-        # A store on a read-only mount (a shared team catalog, a container image) is opened for reading only.
-        self.read_only = self.path.is_file() and not _writable(self.path)
+    ``location``: a SQLite file, or a ``postgresql://`` URL; by default ``$GPUPLAN_DATABASE_URL``, else the per-user
+    SQLite file (``default_store_path``).
+    """
+
+    def __init__(self, location: Path | str | None = None, *, seed: bool = True) -> None:
+        if location is None:
+            location = os.environ.get(DATABASE_URL_ENV) or default_store_path()
+        postgres = isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
+        self.path: Path | None = None if postgres else Path(location)
+        self.location = redacted(str(location)) if postgres else str(location)
+        errors = database_errors(location)
         try:
-            if self.read_only:
-                self._db = _connect_read_only(self.path)
+            self._db: Backend = open_backend(location)
+            self.read_only = self._db.read_only
+            try:
                 self._ensure_schema()
-                return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._ensure_schema()
-            if seed:
-                self.seed_bundled()
-        except sqlite3.DatabaseError as exc:
-            raise CatalogError(
-                f"cannot use the catalog store at {self.path}: {exc} "
-                f"(delete it to start again from the bundled catalog, or set {STORE_ENV} to another folder)"
-            ) from None
+                if seed and not self.read_only:
+                    self.seed_bundled()
+            except BaseException:
+                self._db.close()
+                raise
+        except CatalogError:
+            raise
         except OSError as exc:
             raise CatalogError(
-                f"cannot create the catalog store at {self.path}: {exc.strerror or exc} "
+                f"cannot create the catalog store at {self.location}: {exc.strerror or exc} "
                 f"(set {STORE_ENV} to a writable folder)"
             ) from None
+        except Exception as exc:
+            if not isinstance(exc, errors):
+                raise
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = (
+                f"check {DATABASE_URL_ENV} and that the server is up"
+                if postgres
+                else f"delete it to start again from the bundled catalog, or set {STORE_ENV} to another folder"
+            )
+            raise CatalogError(f"cannot use the catalog store at {self.location}: {reason} ({hint})") from None
 
     def close(self) -> None:
         """Close the connection."""
@@ -149,26 +153,29 @@ class CatalogStore:
     # -- schema and seeding ---------------------------------------------------------------------
     def _ensure_schema(self) -> None:
         row = None
-        with contextlib.suppress(sqlite3.OperationalError):  # a new store: no meta table yet
+        if self._db.table_exists("meta"):
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is not None:
             version = int(row[0])
             if version > SCHEMA_VERSION:
                 raise CatalogError(
-                    f"the catalog store at {self.path} has schema version {version}, "
+                    f"the catalog store at {self.location} has schema version {version}, "
                     f"newer than this gpu-planner ({SCHEMA_VERSION}); upgrade gpu-planner or set {STORE_ENV}"
                 )
             if version < SCHEMA_VERSION:
                 self._migrate()
             return
         if self.read_only:
-            raise CatalogError(f"the read-only file {self.path} is not a gpu-planner catalog store")
-        # executescript commits on its own; every statement is idempotent, so two first uses may race.
-        self._db.executescript(_DDL)
-        self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            raise CatalogError(f"the read-only file {self.location} is not a gpu-planner catalog store")
+        self._db.create_tables()
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
+            (str(SCHEMA_VERSION),),
+        )
 
     def _migrate(self) -> None:
         """Apply every migration above the store's version in one transaction (another process may race us)."""
+        self._require_writable()
         with self._transaction():
             version = int(self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
             for target in range(version + 1, SCHEMA_VERSION + 1):
@@ -179,12 +186,20 @@ class CatalogStore:
     def _require_writable(self) -> None:
         if self.read_only:
             raise CatalogError(
-                f"the catalog store at {self.path} is read-only; it can be read but not refreshed "
+                f"the catalog store at {self.location} is read-only; it can be read but not refreshed "
                 f"(set {STORE_ENV} to a writable folder to refresh)"
             )
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One writer at a time; every write also renews the change mark that readers' cached frames are keyed on."""
+        with self._db.transaction():
+            yield
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES ('changed', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (uuid.uuid4().hex,),
+            )
 
     def seed_bundled(self) -> list[WriteResult]:
         """Load the bundled snapshot for every provider that has no current snapshot or an older bundled one.
@@ -232,32 +247,10 @@ class CatalogStore:
         ``merge_regions``: the regions this write renews. Their rows come from ``rows``; every other region's
         rows are the provider's current snapshot *as it is inside the write transaction* (flagged
         ``carried_over``), whatever ``rows`` holds for them. Writers of one store are serialised (``BEGIN
-        IMMEDIATE``), so two refreshes of one provider for different regions both keep their update instead
-        of the later one writing back the earlier one's stale copy.
+        IMMEDIATE`` in SQLite, an advisory lock in PostgreSQL), so two refreshes of one provider for different
+        regions both keep their update instead of the later one writing back the earlier one's stale copy.
         """
-        if provider not in PROVIDERS:
-            raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
-        report = rows if isinstance(rows, ValidationReport) else validate_rows(rows)
-        accepted = [row for row in report.accepted if row["provider"] == provider]
-        rejected = report.rejected + [
-            Rejected(
-                row["provider"],
-                row["instance_type"],
-                row["region"],
-                row["zone"],
-                reason=f"row of provider {row['provider']!r} in a {provider} snapshot",
-            )
-            for row in report.accepted
-            if row["provider"] != provider
-        ]
-        if merge_regions is not None:
-            renewed = set(merge_regions)
-            accepted = [row for row in accepted if row["region"] in renewed]
-        if not accepted:
-            reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
-            raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
-        created_at = datetime.now(UTC).isoformat(timespec="seconds")
-        placeholders = ", ".join("?" for _ in range(len(COLUMN_NAMES) + 1))
+        accepted, rejected = _split(provider, rows, merge_regions)
         self._require_writable()
         with self._transaction():
             if merge_regions is not None:
@@ -271,23 +264,42 @@ class CatalogStore:
                 ).fetchone()
                 if existing is not None and (existing[0] == "live" or existing[1] == source):
                     return None  # another process seeded it first
-            cursor = self._db.execute(
-                "INSERT INTO snapshots (provider, kind, source, as_of, created_at, row_count, rejected_count,"
-                " schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (provider, kind, source, as_of, created_at, len(accepted), len(rejected), SCHEMA_VERSION),
-            )
-            snapshot_id = int(cursor.lastrowid or 0)
-            self._db.executemany(
-                f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
-                ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
-            )
-            self._db.execute(
-                "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
-                " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
-                (provider, snapshot_id),
-            )
-        info = SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), len(rejected))
+            info = self._insert(provider, accepted, len(rejected), kind=kind, source=source, as_of=as_of)
         return WriteResult(snapshot=info, rejected=rejected)
+
+    def write_snapshots(self, snapshots: Sequence[NewSnapshot]) -> list[WriteResult]:
+        """Validate every snapshot, then make them all current in one transaction: all or none (a pulled catalog of
+        several providers is never half swapped in). A provider without one valid row is a ``CatalogError``."""
+        split = [_split(new.provider, new.rows, None) for new in snapshots]
+        self._require_writable()
+        with self._transaction():
+            infos = [
+                self._insert(new.provider, accepted, len(rejected), kind=new.kind, source=new.source, as_of=new.as_of)
+                for new, (accepted, rejected) in zip(snapshots, split, strict=True)
+            ]
+        return [WriteResult(info, rejected) for info, (_, rejected) in zip(infos, split, strict=True)]
+
+    def _insert(
+        self, provider: str, accepted: list[Offer], rejected_count: int, *, kind: str, source: str, as_of: str
+    ) -> SnapshotInfo:
+        """Store ``accepted`` as a new snapshot and make it the provider's current one (call inside a transaction)."""
+        created_at = datetime.now(UTC).isoformat(timespec="seconds")
+        snapshot_id = self._db.insert_id(
+            "INSERT INTO snapshots (provider, kind, source, as_of, created_at, row_count, rejected_count,"
+            " schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (provider, kind, source, as_of, created_at, len(accepted), rejected_count, SCHEMA_VERSION),
+        )
+        placeholders = ", ".join("?" for _ in range(len(COLUMN_NAMES) + 1))
+        self._db.executemany(
+            f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
+            ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
+        )
+        self._db.execute(
+            "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
+            " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
+            (provider, snapshot_id),
+        )
+        return SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), rejected_count)
 
     def _carried_rows(self, provider: str, renewed: set[str]) -> list[Offer]:
         """The provider's current rows outside ``renewed``, flagged carried_over (call inside a transaction)."""
@@ -326,15 +338,46 @@ class CatalogStore:
             params = (provider,)
         return [SnapshotInfo(*row) for row in self._db.execute(query + " ORDER BY id", params).fetchall()]
 
+    def snapshot_rows(self, snapshot_id: int) -> list[tuple[Any, ...]]:
+        """The offerings of one snapshot, as stored, in the schema's column order (a snapshot never changes)."""
+        return list(
+            self._db.execute(
+                f"SELECT {', '.join(COLUMN_NAMES)} FROM offerings WHERE snapshot_id = ? ORDER BY instance_type, region,"
+                " zone",
+                (snapshot_id,),
+            ).fetchall()
+        )
+
+    def change_mark(self) -> tuple[Any, ...]:
+        """What changes with every write: the mark each write transaction renews, and the newest snapshot id (which
+        a store written by an older gpu-planner, one without the mark, still advances)."""
+        row = self._db.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'changed'), (SELECT max(id) FROM snapshots)"
+        ).fetchone()
+        return (row[0], row[1])
+
     def read_current(self) -> pd.DataFrame:
-        """All current offerings of every provider as a DataFrame with the schema's columns."""
+        """All current offerings of every provider as a DataFrame with the schema's columns.
+
+        Read once per process and store change: later calls cost one small query and return a view of the cached
+        frame that the caller may change freely (a change copies the columns it touches, never the cache).
+        """
         import pandas as pd
 
-        rows = self._db.execute(
-            f"SELECT {', '.join('o.' + n for n in COLUMN_NAMES)} FROM current c"
-            " JOIN offerings o ON o.snapshot_id = c.snapshot_id"
-        ).fetchall()
-        return _typed_frame(pd.DataFrame.from_records(rows, columns=list(COLUMN_NAMES)))
+        # The mark is read before the rows: a write landing in between makes the next call read again, never the
+        # reverse (old rows kept under a new mark).
+        mark = self.change_mark()
+        cached = _FRAMES.pop(self._db.cache_key, None)
+        if cached is None or cached[0] != mark:
+            rows = self._db.execute(
+                f"SELECT {', '.join('o.' + n for n in COLUMN_NAMES)} FROM current c"
+                " JOIN offerings o ON o.snapshot_id = c.snapshot_id"
+            ).fetchall()
+            cached = (mark, _typed_frame(pd.DataFrame.from_records(rows, columns=list(COLUMN_NAMES))))
+        _FRAMES[self._db.cache_key] = cached  # most recently used last
+        while len(_FRAMES) > _FRAMES_KEPT:
+            del _FRAMES[next(iter(_FRAMES))]
+        return _view(cached[1])
 
     def history(self, instance_type: str, region: str, provider: str | None = None) -> pd.DataFrame:
         """The price of one offering across every snapshot, oldest first (one row per snapshot and zone); the names
@@ -346,7 +389,7 @@ class CatalogStore:
             " o.region, o.zone, o.gpu, o.gpu_count, o.price_usd_per_hour, o.spot_price_usd_per_hour, o.as_of"
             " FROM offerings o JOIN snapshots s ON s.id = o.snapshot_id"
             # Any case, as GPU names are read: "P5.48XLARGE", "US-EAST-1".
-            " WHERE o.instance_type = ? COLLATE NOCASE AND o.region = ? COLLATE NOCASE"
+            " WHERE lower(o.instance_type) = lower(?) AND lower(o.region) = lower(?)"
         )
         params: list[str] = [instance_type, region]
         if provider is not None:
@@ -357,41 +400,42 @@ class CatalogStore:
         return pd.DataFrame.from_records(cursor.fetchall(), columns=columns)
 
 
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception (the connection is in autocommit)."""
+def _split(
+    provider: str, rows: Iterable[Mapping[str, Any]] | ValidationReport, merge_regions: Collection[str] | None
+) -> tuple[list[Offer], list[Rejected]]:
+    """The rows a snapshot of ``provider`` keeps and those it turns away (invalid, or another provider's); none kept
+    is a CatalogError, so that an empty refresh never replaces a good catalog."""
+    if provider not in PROVIDERS:
+        raise CatalogError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+    report = rows if isinstance(rows, ValidationReport) else validate_rows(rows)
+    accepted = [row for row in report.accepted if row["provider"] == provider]
+    rejected = report.rejected + [
+        Rejected(
+            row["provider"],
+            row["instance_type"],
+            row["region"],
+            row["zone"],
+            reason=f"row of provider {row['provider']!r} in a {provider} snapshot",
+        )
+        for row in report.accepted
+        if row["provider"] != provider
+    ]
+    if merge_regions is not None:
+        renewed = set(merge_regions)
+        accepted = [row for row in accepted if row["region"] in renewed]
+    if not accepted:
+        reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
+        raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
+    return accepted, rejected
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
 
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+def _view(frame: pd.DataFrame) -> pd.DataFrame:
+    """A frame the caller can change without changing ``frame``: under pandas' copy-on-write (the only mode from
+    pandas 3) a shallow copy, which copies a column only when it is written; else a deep copy."""
+    import pandas as pd
 
-    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
-        if exc_type is None:
-            self._db.execute("COMMIT")
-        else:
-            self._db.execute("ROLLBACK")
-
-
-def _writable(path: Path) -> bool:
-    """Whether SQLite can write the store: the file, and its folder for the WAL and shared-memory files.
-
-    ``os.access`` answers EROFS for a read-only mount even to root, for whom permission bits do not count.
-    """
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection; ``immutable`` when SQLite cannot even create the WAL index beside the file."""
-    uri = path.resolve().as_uri()
-    try:
-        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens lazily: fail here, not later
-        return db
-    except sqlite3.OperationalError:
-        pass
-    # Nothing writes a read-only mount, so telling SQLite the file cannot change is true, and needs no lock.
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+    copy_on_write = int(pd.__version__.split(".")[0]) >= 3 or bool(pd.options.mode.copy_on_write)
+    return frame.copy(deep=not copy_on_write)
 
 
 def _read_bundled_rows(path: Path) -> list[dict[str, str]]:

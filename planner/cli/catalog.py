@@ -1,4 +1,4 @@
-"""`gpuplan gpus`, `gpuplan offers`, `gpuplan catalog status|history`."""
+"""`gpuplan gpus`, `gpuplan offers`, `gpuplan catalog status|history|export|pull`."""
 
 from __future__ import annotations
 
@@ -195,6 +195,34 @@ def history(
     render(frame, fmt, output, title=f"{instance} in {region}", columns=columns)
 
 
+def export(
+    folder: Annotated[Path, typer.Argument(help="Folder to write (created if missing).")],
+) -> None:
+    """Write the current catalog to FOLDER: one CSV per provider and manifest.json (as_of, rows, SHA-256)."""
+    from planner.api import export_catalog
+
+    manifest = export_catalog(folder)
+    for provider, entry in manifest["providers"].items():
+        note(f"{provider}: {entry['rows']} rows as of {entry['as_of']} -> {folder / entry['file']}")
+    note(f"manifest: {folder / 'manifest.json'}")
+
+
+def pull(
+    source: Annotated[str, typer.Argument(help="A folder or https:// URL that `gpuplan catalog export` wrote.")],
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Check an exported catalog (SHA-256 of every file, every row validated) and make it current, history kept."""
+    from planner.api import pull_catalog
+
+    _check_text("SOURCE", source)
+    frame = pull_catalog(source)
+    render(frame, fmt, output, title=f"Pulled {source}", columns=("provider", "rows", "rejected_rows", "as_of"))
+    for row in frame.to_dict("records"):
+        if row["rejected_rows"]:
+            note(f"warning: {row['provider']}: {row['rejected_rows']} rows rejected, e.g. {row['rejected_examples']}")
+
+
 def _check_text(flag: str, value: str | None) -> None:
     """An argument the shell passed as bytes that are not UTF-8 (Python keeps them as surrogates) is bad input."""
     from planner.errors import InputError
@@ -214,3 +242,5 @@ def register(app: typer.Typer, catalog_app: typer.Typer) -> None:
     app.command("offers")(offers)
     catalog_app.command("status")(status)
     catalog_app.command("history")(history)
+    catalog_app.command("export")(export)
+    catalog_app.command("pull")(pull)

@@ -23,7 +23,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-catalog_app = typer.Typer(help="The offering catalog: status, price history, live refresh.", no_args_is_help=True)
+catalog_app = typer.Typer(
+    help="The offering catalog: status, price history, live refresh, export and pull.", no_args_is_help=True
+)
 app.add_typer(catalog_app, name="catalog")
 
 

@@ -1,4 +1,4 @@
-"""The SQLite store: snapshots, atomic switching, history, and what happens when things go wrong."""
+"""The store, on SQLite and PostgreSQL: snapshots, atomic switching, history, and what happens when things go wrong."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ def test_store_lives_under_gpuplan_home(isolated_store: Path) -> None:
     assert mode == "wal"
 
 
-def test_write_switches_current_and_keeps_history(tmp_path: Path) -> None:
-    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+def test_write_switches_current_and_keeps_history(store_location: str) -> None:
+    with CatalogStore(store_location, seed=False) as store:
         first = store.write_snapshot("aws", _rows(3, 10.0), source="t1", as_of="2026-01-01T00:00:00+00:00")
         second = store.write_snapshot("aws", _rows(2, 20.0), source="t2", as_of="2026-02-01T00:00:00+00:00")
         assert first is not None and second is not None
@@ -50,8 +50,8 @@ def test_write_switches_current_and_keeps_history(tmp_path: Path) -> None:
         assert list(history["snapshot_id"]) == [first.snapshot.id, second.snapshot.id]
 
 
-def test_providers_are_independent(tmp_path: Path) -> None:
-    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+def test_providers_are_independent(store_location: str) -> None:
+    with CatalogStore(store_location, seed=False) as store:
         store.write_snapshot("aws", _rows(2), source="a", as_of="2026-01-01T00:00:00+00:00")
         store.write_snapshot(
             "azure",
@@ -62,9 +62,9 @@ def test_providers_are_independent(tmp_path: Path) -> None:
         assert sorted(store.read_current()["provider"]) == ["aws", "aws", "azure"]
 
 
-def test_invalid_rows_are_reported_not_dropped(tmp_path: Path) -> None:
+def test_invalid_rows_are_reported_not_dropped(store_location: str) -> None:
     rows = [*_rows(2), make_offer(instance_type="bad", price_usd_per_hour=0.0), make_offer(provider="gcp")]
-    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+    with CatalogStore(store_location, seed=False) as store:
         result = store.write_snapshot("aws", rows, source="t", as_of="2026-01-01T00:00:00+00:00")
         assert result is not None
         assert result.snapshot.row_count == 2
@@ -74,8 +74,8 @@ def test_invalid_rows_are_reported_not_dropped(tmp_path: Path) -> None:
         assert "row of provider 'gcp'" in reasons
 
 
-def test_empty_refresh_keeps_previous_snapshot(tmp_path: Path) -> None:
-    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+def test_empty_refresh_keeps_previous_snapshot(store_location: str) -> None:
+    with CatalogStore(store_location, seed=False) as store:
         store.write_snapshot("aws", _rows(2), source="good", as_of="2026-01-01T00:00:00+00:00")
         with pytest.raises(CatalogError, match="kept the previous catalog"):
             store.write_snapshot("aws", [make_offer(gpu_count=0)], source="bad", as_of="2026-01-02T00:00:00+00:00")
@@ -83,12 +83,12 @@ def test_empty_refresh_keeps_previous_snapshot(tmp_path: Path) -> None:
         assert len(store.read_current()) == 2
 
 
-def test_exception_mid_write_rolls_back(tmp_path: Path) -> None:
+def test_exception_mid_write_rolls_back(store_location: str) -> None:
     def rows() -> object:
         yield from _rows(3, 99.0)
         raise RuntimeError("network dropped mid-page")
 
-    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+    with CatalogStore(store_location, seed=False) as store:
         store.write_snapshot("aws", _rows(2), source="good", as_of="2026-01-01T00:00:00+00:00")
         with pytest.raises(RuntimeError):
             store.write_snapshot("aws", rows(), source="bad", as_of="2026-01-02T00:00:00+00:00")  # type: ignore[arg-type]
@@ -123,15 +123,15 @@ _SLOW_WRITER = textwrap.dedent(
 )
 
 
-def test_kill_during_write_leaves_previous_snapshot(tmp_path: Path) -> None:
-    path = tmp_path / "c.sqlite"
+def test_kill_during_write_leaves_previous_snapshot(tmp_path: Path, store_location: str) -> None:
+    path = store_location
     with CatalogStore(path, seed=False) as store:
         store.write_snapshot("aws", _rows(2), source="good", as_of="2026-01-01T00:00:00+00:00")
     script = tmp_path / "writer.py"
     script.write_text(_SLOW_WRITER)
     # The writer holds the write transaction open while it streams rows; a kill -9 there must roll back.
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(path), str(REPO / "tests")],
+        [sys.executable, str(script), path, str(REPO / "tests")],
         stdout=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
@@ -147,11 +147,12 @@ def test_kill_during_write_leaves_previous_snapshot(tmp_path: Path) -> None:
     with CatalogStore(path, seed=False) as store:
         assert [s.source for s in store.current_snapshots()] == ["good"]
         assert sorted(store.read_current()["price_usd_per_hour"]) == [10.0, 11.0]
-        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if store.path is not None:
+            assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_reader_in_another_process_sees_old_or_new_never_half(tmp_path: Path) -> None:
-    path = tmp_path / "c.sqlite"
+def test_reader_in_another_process_sees_old_or_new_never_half(store_location: str) -> None:
+    path = store_location
     with CatalogStore(path, seed=False) as store:
         store.write_snapshot("aws", _rows(50, 1.0), source="old", as_of="2026-01-01T00:00:00+00:00")
     reader = textwrap.dedent(
@@ -166,7 +167,7 @@ def test_reader_in_another_process_sees_old_or_new_never_half(tmp_path: Path) ->
         """
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", reader, str(path)],
+        [sys.executable, "-c", reader, path],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -188,13 +189,11 @@ def test_unreadable_store_gives_one_clear_line(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
 
 
-def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "c.sqlite"
-    CatalogStore(path, seed=False).close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+def test_newer_schema_is_refused(store_location: str) -> None:
+    with CatalogStore(store_location, seed=False) as store:
+        store._db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(CatalogError, match="schema version 99"):
-        CatalogStore(path)
+        CatalogStore(store_location)
 
 
 def test_store_of_schema_1_is_migrated_and_its_rows_read_unknown(tmp_path: Path) -> None:

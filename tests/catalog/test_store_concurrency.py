@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from factories import make_offer
 
-from planner.catalog import store as store_module
+from planner.catalog import backends as store_module
 from planner.catalog.store import CatalogStore
 from planner.errors import CatalogError
 
@@ -21,13 +21,13 @@ def _offer(region: str, price: float) -> dict[str, Any]:
     return make_offer(region=region, zone=f"{region}-az1", price_usd_per_hour=price)
 
 
-def _prices(path: Path) -> dict[str, float]:
+def _prices(path: str) -> dict[str, float]:
     with CatalogStore(path, seed=False) as store:
         frame = store.read_current()
     return dict(zip(frame["region"], frame["price_usd_per_hour"], strict=True))
 
 
-def _refresh_one_region(path: Path, region: str, price: float, both_read: threading.Barrier) -> None:
+def _refresh_one_region(path: str, region: str, price: float, both_read: threading.Barrier) -> None:
     """What the refresh orchestrator does: read the current catalog, fetch (slowly), write with carried rows."""
     with CatalogStore(path, seed=False) as store:
         previous = store.read_current().to_dict("records")
@@ -40,8 +40,8 @@ def _refresh_one_region(path: Path, region: str, price: float, both_read: thread
 
 
 @pytest.mark.parametrize("round_", range(5))
-def test_concurrent_refreshes_of_different_regions_keep_both_updates(tmp_path: Path, round_: int) -> None:
-    path = tmp_path / "catalog.sqlite"
+def test_concurrent_refreshes_of_different_regions_keep_both_updates(store_location: str, round_: int) -> None:
+    path = store_location
     with CatalogStore(path, seed=False) as store:
         store.write_snapshot("aws", [_offer(r, 10.0) for r in REGIONS], source="old", as_of="2026-11-01T00:00:00")
     both_read = threading.Barrier(2)
@@ -62,8 +62,8 @@ def test_concurrent_refreshes_of_different_regions_keep_both_updates(tmp_path: P
     assert _prices(path) == {"us-east-1": 20.0, "eu-west-1": 30.0}
 
 
-def test_merge_keeps_other_regions_from_the_store_and_flags_them(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
+def test_merge_keeps_other_regions_from_the_store_and_flags_them(store_location: str) -> None:
+    path = store_location
     with CatalogStore(path, seed=False) as store:
         store.write_snapshot("aws", [_offer(r, 10.0) for r in REGIONS], source="old", as_of="2026-11-01T00:00:00")
         stale_copy = _offer("eu-west-1", 1.0)  # the caller's outdated row of a region it did not renew
