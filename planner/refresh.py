@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from planner import checks
+from planner.catalog.price_gates import HeldPrice, hold_back_prices, reference_prices
 from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import Rejected, ValidationReport, price_outliers, validate_rows
@@ -58,6 +59,7 @@ class ProviderReport:
     regions: tuple[str, ...] = ()
     failed_regions: tuple[RegionFailure, ...] = ()
     rejected: tuple[Rejected, ...] = ()
+    held: tuple[HeldPrice, ...] = ()
     notes: tuple[str, ...] = ()
     error: str | None = None
     snapshot_id: int | None = None
@@ -65,8 +67,8 @@ class ProviderReport:
 
     @property
     def ok(self) -> bool:
-        """Refreshed completely: no error and no failed region."""
-        return self.error is None and not self.failed_regions
+        """Refreshed completely: no error, no failed region and no price held back."""
+        return self.error is None and not self.failed_regions and not self.held
 
     @property
     def written(self) -> bool:
@@ -110,6 +112,9 @@ class RefreshReport:
                 )
             lines.extend(f"  region {f.region} failed: {f.reason}" for f in p.failed_regions)
             lines.extend(f"  note: {n}" for n in p.notes)
+            lines.extend(f"  held back {h}" for h in p.held[:SUMMARY_REJECTED_LINES])
+            if len(p.held) > SUMMARY_REJECTED_LINES:
+                lines.append(f"  ... and {len(p.held) - SUMMARY_REJECTED_LINES} more prices held back")
             lines.extend(f"  rejected {r}" for r in p.rejected[:SUMMARY_REJECTED_LINES])
             if len(p.rejected) > SUMMARY_REJECTED_LINES:
                 lines.append(f"  ... and {len(p.rejected) - SUMMARY_REJECTED_LINES} more rejected rows")
@@ -131,6 +136,19 @@ class RefreshReport:
                     "rejected": [
                         {"instance_type": r.instance_type, "region": r.region, "zone": r.zone, "reason": r.reason}
                         for r in p.rejected
+                    ],
+                    "held_back": [
+                        {
+                            "instance_type": h.instance_type,
+                            "region": h.region,
+                            "zone": h.zone,
+                            "field": h.field,
+                            "value": h.value,
+                            "reason": h.reason,
+                            "kept_value": h.kept_value,
+                            "kept_as_of": h.kept_as_of,
+                        }
+                        for h in p.held
                     ],
                     "notes": list(p.notes),
                     "error": p.error,
@@ -167,12 +185,11 @@ def _correct(rows: list[RawOffer], provider: str) -> tuple[list[RawOffer], list[
     return apply_corrections(rows, provider)
 
 
-def _previous_rows(store: CatalogStore, provider: str) -> list[Offer]:
-    """The provider's current rows: validated when they were stored, so they are Offers."""
+def _current_rows(store: CatalogStore) -> list[Offer]:
+    """Every provider's current rows: validated when they were stored, so they are Offers."""
     from planner.report import records
 
-    frame = store.read_current()
-    return cast(list[Offer], records(frame[frame["provider"] == provider]))
+    return cast(list[Offer], records(store.read_current()))
 
 
 def _fetch_within(
@@ -220,7 +237,8 @@ def refresh_provider(
     """
     name = provider.name
     started = time.monotonic()
-    previous = _previous_rows(store, name)
+    current = _current_rows(store)
+    previous = [row for row in current if row["provider"] == name]
     try:
         result = _fetch_within(provider, regions, progress, previous, ends_at)
     except PlannerError as exc:  # MissingCredentials, MissingExtra, ProviderError: one line for the user
@@ -228,6 +246,10 @@ def refresh_provider(
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
     rows, excluded = _correct(result.rows, name)
+    # A fresh price far from its own history or from the other clouds' is held back before validation, so the
+    # fields beside it stay fresh and an implausible price never rejects its whole row.
+    rows, held, dropped = hold_back_prices(rows, previous, reference_prices(current, name))
+    excluded = [*excluded, *dropped]
     # Validated once, here; the store takes the report as it is and validates only the carried-over rows.
     checked = validate_rows(rows)
     # Prices that cannot both be list prices (spot above on-demand, on-demand far under the shape's median across
@@ -242,6 +264,7 @@ def refresh_provider(
         regions=tuple(result.regions),
         failed_regions=tuple(result.failures),
         notes=tuple(result.notes),
+        held=tuple(held),
         seconds=time.monotonic() - started,
     )
     rejected = [*result.rejected, *excluded, *checked.rejected]
@@ -254,10 +277,11 @@ def refresh_provider(
     base = _replace(base, notes=tuple(notes))
     refreshed = set(result.regions) - {f.region for f in result.failures}
     fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
-    unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *checked.rejected]}
+    unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *dropped, *checked.rejected]}
     failed = {f.region for f in result.failures}
     carried = []
-    stale = [datetime.now(UTC)]
+    # A price held back and kept from before is as old as it was.
+    stale = [datetime.now(UTC), *(_parse_time(h.kept_as_of) for h in held if h.kept_as_of)]
     for row in previous:
         # Offerings of regions not refreshed now, or whose new row was unreadable, keep their previous prices.
         key = (row["instance_type"], row["region"], row["zone"])

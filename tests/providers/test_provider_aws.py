@@ -362,11 +362,49 @@ def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_
     )
     outcome = report["aws"]
     reasons = {(r.instance_type, r.zone): r.reason for r in outcome.rejected}
-    assert "spot_price_usd_per_hour 1e-05 is implausibly low" in reasons[("g5.xlarge", "use1-az1")]
     assert "gpu_count must be positive" in reasons[("g5.2xlarge", "use1-az1")]
-    assert outcome.rows_written == 1
-    assert report.exit_code == 0
+    # The implausible spot price is held back, not its row: both g5.xlarge rows are fresh.
+    assert ("g5.xlarge", "use1-az1") not in reasons
+    assert [(h.zone, h.field) for h in outcome.held] == [("use1-az1", "spot_price_usd_per_hour")]
+    assert outcome.rows_written == 2
+    assert report.exit_code == 3  # a price was not renewed: partial
     assert "rejected aws g5.2xlarge us-east-1/use1-az1: gpu_count must be positive" in report.summary()
+
+
+def test_an_implausible_spot_price_keeps_the_fresh_on_demand_price_beside_it(tmp_path: Any) -> None:
+    """Issue 38: EC2 answering $0.00001 spot prices used to reject the rows whole and keep the bundle's four-month-old
+    on-demand prices; now the fresh on-demand price lands and the spot price falls back to the bundled one, dated."""
+    from planner.catalog.store import CatalogStore
+    from planner.refresh import refresh
+
+    pricing = PricingEndpoint({("g5.xlarge", "us-east-1"): [price_item("g5.xlarge", "us-east-1", "0.9500000000")]})
+    aws = StubbedAws(["us-east-1"], pricing)
+    stub_region(
+        aws,
+        "us-east-1",
+        [G5],
+        {"g5.xlarge": ["use1-az1", "use1-az2"]},
+        [("g5.xlarge", "us-east-1a", "0.00001"), ("g5.xlarge", "us-east-1b", "0.00001")],
+        zones={"us-east-1a": "use1-az1", "us-east-1b": "use1-az2"},
+    )
+    with CatalogStore(tmp_path / "c.sqlite") as store:  # seeded with the bundled catalog of July 2026
+        report = refresh("aws", regions=["us-east-1"], store=store, clients={"aws": aws_provider(aws.factory)})
+        frame = store.read_current()
+    rows = frame[(frame["instance_type"] == "g5.xlarge") & (frame["region"] == "us-east-1")].set_index("zone")
+    assert rows.loc["use1-az1", "price_usd_per_hour"] == 0.95  # fresh
+    assert rows.loc["use1-az1", "as_of"] == NOW.isoformat(timespec="seconds")
+    assert rows.loc["use1-az1", "spot_price_usd_per_hour"] == 0.4328  # the bundled spot price ...
+    assert "spot_as_of:2026-07-09T00:00:00+00:00" in rows.loc["use1-az1", "flags"]  # ... with its own date
+    assert rows.loc["use1-az2", "spot_price_usd_per_hour"] == 0.4516
+    outcome = report["aws"]
+    assert outcome.rejected == () and outcome.rows_written == 2
+    held = {(h.zone, h.field, h.value) for h in outcome.held}
+    assert held == {("use1-az1", "spot_price_usd_per_hour", 1e-05), ("use1-az2", "spot_price_usd_per_hour", 1e-05)}
+    assert (
+        "held back aws g5.xlarge us-east-1/use1-az1: spot_price_usd_per_hour 1e-05 held back (1e-05 is implausibly "
+        "low for 1 GPU(s)); kept the previous 0.4328 of 2026-07-09T00:00:00+00:00"
+    ) in report.summary()
+    assert report.to_dict()["providers"][0]["held_back"][0]["field"] == "spot_price_usd_per_hour"
 
 
 def test_current_gpu_names_are_accepted_and_memory_is_the_tables_gib() -> None:

@@ -203,20 +203,25 @@ def test_implausible_rows_are_rejected_one_by_one_and_reported(tmp_path: Path) -
     )
     report = refresh("aws", store=store, clients={"aws": aws})
     reasons = {(r.instance_type, r.zone): r.reason for r in report["aws"].rejected}
-    assert "price_usd_per_hour must be positive" in reasons[("p5.48xlarge", "use1-az2")]
-    assert "implausibly low" in reasons[("p5.48xlarge", "use1-az3")]
+    # An on-demand offering without an on-demand price (none before either) cannot stand.
+    assert "price_usd_per_hour -53 held back (must be positive" in reasons[("p5.48xlarge", "use1-az2")]
     assert "gpu_count must be positive" in reasons[("g5.xlarge", "use1-az1")]
-    assert report["aws"].rows_written == 1
+    # An implausible spot price loses only itself: the row is stored without spot, and the price is named.
+    assert ("p5.48xlarge", "use1-az3") not in reasons
+    held = {(h.zone, h.field): str(h) for h in report["aws"].held}
+    assert "implausibly low" in held[("use1-az3", "spot_price_usd_per_hour")]
+    assert held[("use1-az3", "spot_price_usd_per_hour")].endswith("; left empty")
+    assert report["aws"].rows_written == 2
     summary = report.summary()
     assert (
-        "3 rows rejected" in summary
+        "2 rows rejected" in summary
         and "rejected aws g5.xlarge us-east-1/use1-az1: gpu_count must be positive" in summary
     )
 
 
 def test_nothing_valid_keeps_the_previous_snapshot(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-1.0)])
+    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", gpu_count=0)])
     report = refresh("aws", store=store, clients={"aws": aws})
     assert report.exit_code == 1
     assert "kept the previous catalog" in (report["aws"].error or "")
@@ -329,13 +334,39 @@ def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
     aws = ScriptedProvider(
         "aws",
         [
-            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-50.0),
+            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=49.0, gpu_count=0),
             make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=62.0),
         ],
     )
     report = refresh("aws", store=store, clients={"aws": aws})
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 62.0}
     assert (report["aws"].rows_written, report["aws"].carried_over, len(report["aws"].rejected)) == (1, 1, 1)
+
+
+def test_an_implausible_price_keeps_the_previous_one_and_its_date(tmp_path: Path) -> None:
+    """Issue 38: one bad field never throws away the good fields beside it; the kept price keeps its own date."""
+    store = _store(tmp_path)
+    fresh = "2026-11-20T06:00:00+00:00"
+    aws = ScriptedProvider(
+        "aws",
+        [
+            make_offer(
+                region="us-east-1", zone="use1-az1", price_usd_per_hour=0.0, spot_price_usd_per_hour=20.0, as_of=fresh
+            ),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=62.0, as_of=fresh),
+        ],
+    )
+    report = refresh("aws", store=store, clients={"aws": aws})
+    row = store.read_current().set_index("region").loc["us-east-1"]
+    # The on-demand price and as_of are January's; the fresh spot price carries its own date.
+    assert (row["price_usd_per_hour"], row["as_of"], row["spot_price_usd_per_hour"]) == (50.0, OLD, 20.0)
+    assert f"spot_as_of:{fresh}" in row["flags"]
+    assert [(h.field, h.value, h.kept_value, h.kept_as_of) for h in report["aws"].held] == [
+        ("price_usd_per_hour", 0.0, 50.0, OLD)
+    ]
+    info = next(s for s in store.current_snapshots() if s.provider == "aws")
+    assert info.as_of == OLD  # the snapshot is as old as the price it could not renew
+    assert report.exit_code == 3
 
 
 def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: Path) -> None:
