@@ -47,6 +47,11 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
     "paperspace": re.compile(r"^[a-z]{3}\d$"),
 }
 SUMMARY_REJECTED_LINES = 20
+# A whole refresh that reads fewer offerings than this share of what the provider held before read an answer that lost
+# them (an empty price list, a changed API), not a cloud that retired nine in ten of its GPUs overnight; a
+# catalog this small (fewer rows than the minimum) is too small to judge by.
+MIN_SHARE_OF_PREVIOUS_ROWS = 0.1
+MIN_PREVIOUS_ROWS_TO_JUDGE = 20
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,10 @@ def refresh_provider(
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
     rows, excluded = _correct(result.rows, name)
+    lost = _regions_without_prices(rows, previous)
+    if lost:  # the region's prices were lost, not its offerings: it fails and keeps its previous rows
+        result.failures = sorted([*result.failures, *lost], key=lambda f: f.region)
+        rows = [row for row in rows if row["region"] not in {f.region for f in lost}]
     # A fresh price far from its own history or from the other clouds' is held back before validation, so the
     # fields beside it stay fresh and an implausible price never rejects its whole row.
     rows, held, dropped = hold_back_prices(rows, previous, reference_prices(current, name))
@@ -273,12 +282,20 @@ def refresh_provider(
         if result.failures:
             why += f" ({len(result.failures)} of {len(result.regions)} regions failed)"
         return _replace(base, error=why + "; kept the previous catalog", rejected=tuple(rejected))
+    failed = {f.region for f in result.failures}
+    # Judged on a whole refresh only: a region asked for alone is guarded by _regions_without_prices.
+    before = sum(1 for row in previous if row["region"] not in failed) if regions is None else 0
+    if before >= MIN_PREVIOUS_ROWS_TO_JUDGE and len(checked.accepted) < MIN_SHARE_OF_PREVIOUS_ROWS * before:
+        why = (
+            f"{name}: read only {len(checked.accepted)} valid offerings where its catalog held {before} "
+            f"(under {MIN_SHARE_OF_PREVIOUS_ROWS:.0%}); kept the previous catalog"
+        )
+        return _replace(base, error=why, rejected=tuple(rejected))
     notes = [*result.notes, *(f"price outlier, flagged: {o}" for o in outliers[:SUMMARY_REJECTED_LINES])]
     base = _replace(base, notes=tuple(notes))
     refreshed = set(result.regions) - {f.region for f in result.failures}
     fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
     unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *dropped, *checked.rejected]}
-    failed = {f.region for f in result.failures}
     carried = []
     # A price held back and kept from before is as old as it was.
     stale = [datetime.now(UTC), *(_parse_time(h.kept_as_of) for h in held if h.kept_as_of)]
@@ -313,6 +330,21 @@ def refresh_provider(
         snapshot_id=written.snapshot.id,
         seconds=time.monotonic() - started,
     )
+
+
+def _regions_without_prices(rows: Sequence[RawOffer], previous: Sequence[Offer]) -> list[RegionFailure]:
+    """Regions whose fresh rows carry no on-demand price at all where the previous ones had them: the price answer
+    came back empty for the whole region (AWS Pricing answering [] for every type), not a region gone spot-only."""
+    priced_before = {row["region"] for row in previous if row["price_usd_per_hour"] is not None}
+    fresh: dict[str, bool] = {}
+    for row in rows:
+        region = str(row["region"])
+        fresh[region] = fresh.get(region, False) or row.get("price_usd_per_hour") is not None
+    return [
+        RegionFailure(region, "the price answer had no on-demand price for any offering; kept the previous prices")
+        for region, priced in sorted(fresh.items())
+        if not priced and region in priced_before
+    ]
 
 
 def _parse_time(text: str) -> datetime:

@@ -428,3 +428,27 @@ def test_current_gpu_names_are_accepted_and_memory_is_the_tables_gib() -> None:
         "g7.2xlarge": ("RTX-PRO-4500-Server", 32.0),
         "g6.xlarge": ("L4", 24.0),  # AWS reports 22888 MiB; the catalog holds the table's GiB
     }
+
+
+def test_an_empty_price_answer_for_a_whole_region_fails_it_and_keeps_its_prices(tmp_path: Any) -> None:
+    """Issue 43: AWS Pricing answering [] for every type of a region turned its offerings spot-only, exit 0."""
+    from factories import make_offer
+
+    from planner.catalog.store import CatalogStore
+    from planner.refresh import refresh
+
+    aws = StubbedAws(["us-east-1"], PricingEndpoint({}))  # every GetProducts answers an empty PriceList
+    _us_east_1(aws)
+    old = "2026-07-09T00:00:00+00:00"
+    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+        previous = [make_offer(zone=zone, price_usd_per_hour=55.04, as_of=old) for zone in ("use1-az1", "use1-az2")]
+        store.write_snapshot("aws", previous, source="before", as_of=old)
+        report = refresh("aws", regions=["us-east-1"], store=store, clients={"aws": aws_provider(aws.factory)})
+        frame = store.read_current()
+    outcome = report["aws"]
+    assert [(f.region, f.reason) for f in outcome.failed_regions] == [
+        ("us-east-1", "the price answer had no on-demand price for any offering; kept the previous prices")
+    ]
+    p5 = frame[frame["instance_type"] == "p5.48xlarge"]
+    assert set(p5["availability"]) == {"on-demand"} and set(p5["price_usd_per_hour"]) == {55.04}
+    assert report.exit_code == 1 and "kept the previous catalog" in (outcome.error or "")

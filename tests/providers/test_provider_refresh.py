@@ -474,3 +474,17 @@ def test_two_refreshes_of_one_provider_for_different_regions_keep_both_updates(t
     with CatalogStore(path, seed=False) as store:
         prices = store.read_current().set_index("region")["price_usd_per_hour"].to_dict()
     assert prices == {"us-east-1": 41.0, "eu-west-1": 42.0}
+
+
+def test_a_refresh_that_reads_almost_nothing_keeps_the_previous_catalog(tmp_path: Path) -> None:
+    """Issue 43: a reply that lost nine in ten offerings is a broken answer, not the cloud's new catalog."""
+    store = CatalogStore(tmp_path / "c.sqlite", seed=False)
+    before = [make_offer(zone=f"use1-az{i}", price_usd_per_hour=50.0 + i) for i in range(30)]
+    store.write_snapshot("aws", before, source="previous", as_of=OLD)
+    aws = ScriptedProvider("aws", [make_offer(zone="use1-az0", price_usd_per_hour=51.0)])
+    report = refresh("aws", store=store, clients={"aws": aws})
+    assert report["aws"].error == (
+        "aws: read only 1 valid offerings where its catalog held 30 (under 10%); kept the previous catalog"
+    )
+    assert report.exit_code == 1
+    assert len(store.read_current()) == 30 and len(store.snapshots("aws")) == 1
