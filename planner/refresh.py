@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +46,9 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
     # DigitalOcean slugs (nyc2, tor1, atl1) also match Azure's loose pattern: such a code goes to both.
     "paperspace": re.compile(r"^[a-z]{3}\d$"),
 }
+# Clouds with a short list of regions, unlike the patterns above: their regions are the ones of their current
+# catalog (bundled or refreshed), so `-p lambda --region eu-west-3` is refused instead of inventing Paris offerings.
+LISTED_REGIONS = ("lambda", "paperspace")
 SUMMARY_REJECTED_LINES = 20
 # A whole refresh that reads fewer offerings than this share of what the provider held before read an answer that lost
 # them (an empty price list, a changed API), not a cloud that retired nine in ten of its GPUs overnight; a
@@ -175,12 +178,47 @@ def _provider_list(providers: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def regions_for(provider: str, regions: Sequence[str] | None) -> list[str] | None:
-    """The requested regions that are this provider's codes (None: all of its regions)."""
+def regions_for(provider: str, regions: Sequence[str] | None, known: Collection[str] | None = None) -> list[str] | None:
+    """The requested regions that are this provider's codes, and among ``known`` when given (None: all of them)."""
     if not regions:
         return None
     pattern = REGION_PATTERNS[provider]
-    return [r for r in regions if pattern.match(r)]
+    return [r for r in regions if pattern.match(r) and (known is None or r in known)]
+
+
+def _known_regions(store: CatalogStore, names: Sequence[str]) -> dict[str, set[str]]:
+    """The regions of each listed-region cloud among ``names``, from its current catalog (none known: no list)."""
+    frame = store.read_current()
+    known = {name: {str(r) for r in frame.loc[frame["provider"] == name, "region"]} for name in LISTED_REGIONS}
+    return {name: regions for name, regions in known.items() if name in names and regions}
+
+
+def _check_own_regions(regions: Sequence[str], names: Sequence[str], known: Mapping[str, set[str]]) -> None:
+    """InputError for a region that none of ``names`` has: one line naming the providers' regions."""
+    for region in regions:
+        if any(regions_for(name, [region], known.get(name)) for name in names):
+            continue
+        listed = [f"{name}: {', '.join(sorted(known[name]))}" for name in names if name in known]
+        patterns = [name for name in names if name not in known]
+        where = "; ".join([*listed, *(["region codes of " + ", ".join(patterns)] if patterns else [])])
+        raise InputError(f"{region!r} is not a region of {', '.join(names)} ({where})", field="region")
+
+
+def _outside_regions(
+    rows: list[RawOffer], provider: str, regions: Sequence[str] | None
+) -> tuple[list[RawOffer], list[Rejected]]:
+    """Rows in the provider's own (and asked-for) regions, and the others named: no offering where it sells none."""
+    pattern = REGION_PATTERNS[provider]
+    kept: list[RawOffer] = []
+    dropped: list[Rejected] = []
+    for row in rows:
+        region = str(row.get("region") or "")
+        if pattern.match(region) and (not regions or region in regions):
+            kept.append(row)
+            continue
+        why = f"region {region!r} is not " + ("among the regions asked for" if regions else f"a {provider} region")
+        dropped.append(Rejected(provider, str(row.get("instance_type") or ""), region, str(row.get("zone") or ""), why))
+    return kept, dropped
 
 
 def _correct(rows: list[RawOffer], provider: str) -> tuple[list[RawOffer], list[Rejected]]:
@@ -250,7 +288,9 @@ def refresh_provider(
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
-    rows, excluded = _correct(result.rows, name)
+    rows, outside = _outside_regions(result.rows, name, regions)
+    rows, excluded = _correct(rows, name)
+    excluded = [*outside, *excluded]
     lost = _regions_without_prices(rows, previous)
     if lost:  # the region's prices were lost, not its offerings: it fails and keeps its previous rows
         result.failures = sorted([*result.failures, *lost], key=lambda f: f.region)
@@ -388,8 +428,10 @@ def refresh(
     reports: list[ProviderReport] = []
     hook = progress or ProgressHook()
     try:
+        known = _known_regions(opened, names) if regions else {}
+        _check_own_regions(regions or (), names, known)
         for name in names:
-            wanted = regions_for(name, regions)
+            wanted = regions_for(name, regions, known.get(name))
             if wanted is not None and not wanted:
                 reports.append(ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",)))
                 continue

@@ -488,3 +488,42 @@ def test_a_refresh_that_reads_almost_nothing_keeps_the_previous_catalog(tmp_path
     )
     assert report.exit_code == 1
     assert len(store.read_current()) == 30 and len(store.snapshots("aws")) == 1
+
+
+def test_a_region_the_provider_does_not_have_is_one_line(tmp_path: Path) -> None:
+    """Issue 43: `-p lambda --region eu-west-3` stored five Lambda offerings in Paris, where Lambda has no region."""
+    from planner.errors import InputError
+
+    with CatalogStore(tmp_path / "c.sqlite") as store:  # the bundled catalog lists Lambda's regions
+        lam = ScriptedProvider("lambda", [])
+        with pytest.raises(InputError, match=r"^region 'eu-west-3' is not a region of lambda \(lambda: .*us-east-1"):
+            refresh("lambda", regions=["eu-west-3"], store=store, clients={"lambda": lam})
+        assert lam.asked is None  # refused before any fetch
+        # With AWS asked too, eu-west-3 is AWS's alone: Lambda is not asked for it.
+        aws = ScriptedProvider("aws", [make_offer(region="eu-west-3", zone="euw3-az1")])
+        report = refresh(["aws", "lambda"], regions=["eu-west-3"], store=store, clients={"aws": aws, "lambda": lam})
+        assert aws.asked == ["eu-west-3"] and lam.asked is None
+        assert report["lambda"].notes == ("no lambda region among eu-west-3",)
+
+
+def test_rows_outside_the_regions_asked_for_are_dropped_and_named(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    lam = ScriptedProvider(
+        "lambda",
+        [
+            make_offer(
+                provider="lambda",
+                instance_type="gpu_8x_h100_sxm5",
+                region=region,
+                zone="",
+                spot_price_usd_per_hour=None,
+                spot_interruption=None,
+            )
+            for region in ("us-east-1", "eu-west-3")
+        ],
+    )
+    report = refresh("lambda", regions=["us-east-1"], store=store, clients={"lambda": lam})
+    assert set(store.read_current().query("provider == 'lambda'")["region"]) == {"us-east-1"}
+    assert [str(r) for r in report["lambda"].rejected] == [
+        "lambda gpu_8x_h100_sxm5 eu-west-3: region 'eu-west-3' is not among the regions asked for"
+    ]
