@@ -126,7 +126,10 @@ class RefreshReport:
             lines.extend(f"  rejected {r}" for r in p.rejected[:SUMMARY_REJECTED_LINES])
             if len(p.rejected) > SUMMARY_REJECTED_LINES:
                 lines.append(f"  ... and {len(p.rejected) - SUMMARY_REJECTED_LINES} more rejected rows")
-        return "\n".join(lines)
+        from planner.report import visible
+
+        # Provider text (type names, notes, error messages) is shown, never sent to the terminal as control bytes.
+        return "\n".join(visible(line) for line in lines)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values, for JSON."""
