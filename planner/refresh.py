@@ -50,6 +50,9 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
 # catalog (bundled or refreshed), so `-p lambda --region eu-west-3` is refused instead of inventing Paris offerings.
 LISTED_REGIONS = ("lambda", "paperspace")
 SUMMARY_REJECTED_LINES = 20
+# The longest refresh time limit taken: a day, far above a whole refresh (1-3 minutes); larger values overflow the
+# thread timeouts and are a unit mistake anyway.
+MAX_TIME_LIMIT_S = 86_400.0
 # A whole refresh that reads fewer offerings than this share of what the provider held before read an answer that lost
 # them (an empty price list, a changed API), not a cloud that retired nine in ten of its GPUs overnight; a
 # catalog this small (fewer rows than the minimum) is too small to judge by.
@@ -238,35 +241,43 @@ def _current_rows(store: CatalogStore) -> list[Offer]:
     return cast(list[Offer], records(store.read_current()))
 
 
-def _fetch_within(
-    provider: Provider,
-    regions: Sequence[str] | None,
-    progress: ProgressHook | None,
-    previous: Sequence[Offer],
-    ends_at: float | None,
-) -> FetchResult:
-    """``provider.fetch``, given up at ``ends_at`` (a monotonic time): a hung socket in any listing, region or
-    side download cannot hold the refresh. The fetch runs on a daemon thread, so a hang cannot keep the process
-    alive either; whatever it produces after the limit is dropped."""
-    if ends_at is None:
-        return provider.fetch(regions, progress=progress, previous=previous)
-    answer: dict[str, Any] = {}
+class _Fetch:
+    """One provider's ``fetch`` running on a daemon thread, started at once so every provider has the whole time
+    limit: a hung socket in one cannot use up the time of the others, nor keep the process alive."""
 
-    def run() -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        regions: Sequence[str] | None,
+        progress: ProgressHook | None,
+        previous: Sequence[Offer],
+    ) -> None:
+        self.provider = provider
+        self.started = time.monotonic()
+        self._answer: dict[str, Any] = {}
+        self._worker = threading.Thread(
+            target=self._run, args=(regions, progress, previous), name=f"refresh-{provider.name}", daemon=True
+        )
+        self._worker.start()
+
+    def _run(self, regions: Sequence[str] | None, progress: ProgressHook | None, previous: Sequence[Offer]) -> None:
         try:
-            answer["result"] = provider.fetch(regions, progress=progress, previous=previous)
-        except BaseException as exc:  # handed to the caller's thread below
-            answer["error"] = exc
+            self._answer["result"] = self.provider.fetch(regions, progress=progress, previous=previous)
+        except BaseException as exc:  # handed to the caller's thread by result()
+            self._answer["error"] = exc
 
-    worker = threading.Thread(target=run, name=f"refresh-{provider.name}", daemon=True)
-    worker.start()
-    worker.join(max(0.0, ends_at - time.monotonic()))
-    if worker.is_alive():
-        raise ProviderError(f"{provider.name}: did not finish within the refresh time limit; kept the previous catalog")
-    if "error" in answer:
-        raise answer["error"]
-    result: FetchResult = answer["result"]
-    return result
+    def result(self, ends_at: float | None) -> FetchResult:
+        """The fetch's result, or its error; ProviderError when it is still running at ``ends_at`` (whatever it
+        produces after that is dropped)."""
+        self._worker.join(None if ends_at is None else max(0.0, ends_at - time.monotonic()))
+        if self._worker.is_alive():
+            raise ProviderError(
+                f"{self.provider.name}: did not finish within the refresh time limit; kept the previous catalog"
+            )
+        if "error" in self._answer:
+            raise self._answer["error"]
+        result: FetchResult = self._answer["result"]
+        return result
 
 
 def refresh_provider(
@@ -281,12 +292,26 @@ def refresh_provider(
 
     ``ends_at`` (a ``time.monotonic()`` value) bounds the fetch; past it the provider keeps its previous catalog.
     """
-    name = provider.name
-    started = time.monotonic()
     current = _current_rows(store)
+    fetching = _Fetch(provider, regions, progress, [row for row in current if row["provider"] == provider.name])
+    return _store_fetched(fetching, store, current, regions=regions, ends_at=ends_at)
+
+
+def _store_fetched(
+    fetching: _Fetch,
+    store: CatalogStore,
+    current: Sequence[Offer],
+    *,
+    regions: Sequence[str] | None,
+    ends_at: float | None,
+) -> ProviderReport:
+    """Wait for one provider's fetch (until ``ends_at``), then correct, gate, validate and store what it read."""
+    provider = fetching.provider
+    name = provider.name
+    started = fetching.started
     previous = [row for row in current if row["provider"] == name]
     try:
-        result = _fetch_within(provider, regions, progress, previous, ends_at)
+        result = fetching.result(ends_at)
     except PlannerError as exc:  # MissingCredentials, MissingExtra, ProviderError: one line for the user
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
     except Exception as exc:
@@ -424,35 +449,43 @@ def refresh(
             "(e.g. us-east-1 for aws, us-central1 for gcp, eastus for azure)",
             field="region",
         )
-    limit = checks.optional_number("time_limit_s", time_limit_s)
+    limit = None
+    if time_limit_s is not None:
+        what = f"a number of seconds above 0 and up to {MAX_TIME_LIMIT_S:g}"
+        limit = checks.number("time_limit_s", time_limit_s, what=what)
+        if limit > MAX_TIME_LIMIT_S:
+            raise InputError(f"must be {what}, got {limit:g}", field="time_limit_s")
     ends_at = None if limit is None else time.monotonic() + limit
     quiet_sdk_loggers()
     opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
-    reports: list[ProviderReport] = []
+    reports: dict[str, ProviderReport] = {}
+    fetches: dict[str, tuple[_Fetch, list[str] | None]] = {}
     hook = progress or ProgressHook()
     try:
         known = _known_regions(opened, names) if regions else {}
         _check_own_regions(regions or (), names, known)
+        current = _current_rows(opened)
         for name in names:
             wanted = regions_for(name, regions, known.get(name))
             if wanted is not None and not wanted:
-                reports.append(ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",)))
+                reports[name] = ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",))
                 continue
             try:
                 instance = (clients or {}).get(name) or provider_class(name).from_environment(
                     **dict((provider_options or {}).get(name, {}))
                 )
             except PlannerError as exc:
-                reports.append(ProviderReport(name, error=str(exc)))
+                reports[name] = ProviderReport(name, error=str(exc))
                 continue
             except Exception as exc:  # a broken credential file, an SDK bug: this provider only
-                reports.append(ProviderReport(name, error=f"{name}: {describe_error(exc)}"))
+                reports[name] = ProviderReport(name, error=f"{name}: {describe_error(exc)}")
                 continue
-            if ends_at is not None and time.monotonic() >= ends_at:
-                reports.append(ProviderReport(name, error=f"{name}: not started within the refresh time limit"))
-                continue
-            reports.append(refresh_provider(instance, opened, regions=wanted, progress=hook, ends_at=ends_at))
+            # Every provider fetches at once and has the whole time limit; only the store writes take turns.
+            previous = [row for row in current if row["provider"] == name]
+            fetches[name] = (_Fetch(instance, wanted, hook, previous), wanted)
+        for name, (fetching, wanted) in fetches.items():
+            reports[name] = _store_fetched(fetching, opened, current, regions=wanted, ends_at=ends_at)
     finally:
         if opened is not store:
             opened.close()
-    return RefreshReport(tuple(reports))
+    return RefreshReport(tuple(reports[name] for name in names))
