@@ -112,6 +112,7 @@ class CatalogStore:
         self.path = Path(path) if path is not None else default_store_path()
         # A store on a read-only mount (a shared team catalog, a container image) is opened for reading only.
         self.read_only = self.path.is_file() and not _writable(self.path)
+        self.write_error: str | None = None  # why a writable store could not be written when opened (a full disk)
         try:
             if self.read_only:
                 self._db = _connect_read_only(self.path)
@@ -126,14 +127,33 @@ class CatalogStore:
             if seed:
                 self.seed_bundled()
         except sqlite3.DatabaseError as exc:
+            if self.path.is_file() and not _damaged(exc):
+                # A full disk or a failed write (seeding, migrating, the WAL files) leaves the store intact: read it
+                # as it is and write nothing, so read commands still work.
+                self._reopen_read_only(f"{exc}")
+                return
+            advice = "delete it to start again from the bundled catalog, or " if _damaged(exc) else ""
             raise CatalogError(
-                f"cannot use the catalog store at {self.path}: {exc} "
-                f"(delete it to start again from the bundled catalog, or set {STORE_ENV} to another folder)"
+                f"cannot use the catalog store at {self.path}: {exc} ({advice}set {STORE_ENV} to another folder)"
             ) from None
         except OSError as exc:
             raise CatalogError(
                 f"cannot create the catalog store at {self.path}: {exc.strerror or exc} "
                 f"(set {STORE_ENV} to a writable folder)"
+            ) from None
+
+    def _reopen_read_only(self, reason: str) -> None:
+        """Fall back to reading the intact store when it cannot be written; refreshes then say why."""
+        with contextlib.suppress(AttributeError, sqlite3.Error):
+            self._db.close()
+        try:
+            self._db = _connect_read_only(self.path)
+            self.read_only = True
+            self.write_error = reason
+            self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(
+                f"cannot read the catalog store at {self.path}: {exc} (set {STORE_ENV} to another folder)"
             ) from None
 
     def close(self) -> None:
@@ -177,6 +197,11 @@ class CatalogStore:
             self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
     def _require_writable(self) -> None:
+        if self.write_error:
+            raise CatalogError(
+                f"the catalog store at {self.path} cannot be written now ({self.write_error}); it can be read but "
+                f"not refreshed (free disk space, or set {STORE_ENV} to another folder)"
+            )
         if self.read_only:
             raise CatalogError(
                 f"the catalog store at {self.path} is read-only; it can be read but not refreshed "
@@ -369,8 +394,16 @@ class _Transaction:
     def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         if exc_type is None:
             self._db.execute("COMMIT")
-        else:
+        elif self._db.in_transaction:  # SQLite rolls back by itself on some errors (a full disk): keep that error
             self._db.execute("ROLLBACK")
+
+
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite found the file damaged or not a database (then, and only then, deleting it is the advice)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
+        code is None and not isinstance(exc, sqlite3.OperationalError)
+    )
 
 
 def _writable(path: Path) -> bool:
