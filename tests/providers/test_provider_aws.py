@@ -307,6 +307,17 @@ def test_credentials_rejected_in_every_region_is_missing_credentials() -> None:
         aws_provider(aws.factory).fetch(["us-east-1", "eu-west-1"])
 
 
+def test_a_spot_advisor_feed_past_the_limit_is_refused(tmp_path: Any) -> None:
+    from planner.errors import ProviderError
+    from planner.providers.aws import fetch_spot_advisor
+
+    feed = tmp_path / "feed.json"
+    feed.write_text('{"padding": "' + "x" * 5000 + '"}')
+    with pytest.raises(ProviderError, match=r"^aws: the Spot Advisor feed is larger than"):
+        fetch_spot_advisor(feed.as_uri(), limit_bytes=4096)
+    assert fetch_spot_advisor(feed.as_uri(), limit_bytes=8192)["padding"] == "x" * 5000
+
+
 def test_spot_advisor_feed_url_is_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
     from planner.providers.aws import advisor_buckets, fetch_spot_advisor
     from providers.provider_fakes import DATA
