@@ -36,9 +36,6 @@ SPOT_SHARE_BAND = (SPOT_FLOOR_SHARE / 2, HISTORY_BAND[1])
 SPOT_HISTORY_BAND = (SPOT_FLOOR_SHARE, 1 / SPOT_FLOOR_SHARE)
 
 ON_DEMAND, SPOT = (parts[0] for parts in PRICE_PARTS)
-# The flag a row carries when its spot price is not of the row's as_of (one of its two prices was kept from a
-# previous refresh): "spot_as_of:<ISO 8601>". as_of stays the date of the on-demand price and the shape.
-SPOT_AS_OF_FLAG = "spot_as_of"
 
 
 @dataclass(frozen=True)
@@ -97,18 +94,13 @@ def _outside(ratio: float, band: tuple[float, float]) -> bool:
 
 
 def _spot_date(row: Mapping[str, Any]) -> str:
-    """When a stored row's spot price was taken: its spot_as_of flag, else its as_of."""
-    for flag in str(row.get("flags") or "").split(";"):
-        if flag.startswith(SPOT_AS_OF_FLAG + ":"):
-            return flag.split(":", 1)[1]
-    return str(row.get("as_of"))
+    """When a row's spot price was taken: its spot_as_of, else its as_of."""
+    return str(row.get("spot_as_of") or row.get("as_of"))
 
 
 def _set_spot_date(row: dict[str, Any], when: str | None) -> None:
-    flags = [f for f in str(row.get("flags") or "").split(";") if f and not f.startswith(SPOT_AS_OF_FLAG + ":")]
-    if when is not None and when != row.get("as_of") and _number(row.get(SPOT)) is not None:
-        flags.append(f"{SPOT_AS_OF_FLAG}:{when}")
-    row["flags"] = ";".join(flags)
+    """spot_as_of is set only where the spot price is not of the row's as_of (one of the two prices was kept)."""
+    row["spot_as_of"] = when if when != row.get("as_of") and _number(row.get(SPOT)) is not None else None
 
 
 def _on_demand_problem(row: Mapping[str, Any], before: Offer | None, reference: Mapping[str, float]) -> str | None:

@@ -35,6 +35,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE offerings ADD COLUMN available_now TEXT NOT NULL DEFAULT 'unknown'",
         "ALTER TABLE offerings ADD COLUMN available_checked_at TEXT",
     ),
+    # Version 3: the spot price's own date; offerings stored before it read as missing (spot price of as_of).
+    3: ("ALTER TABLE offerings ADD COLUMN spot_as_of TEXT",),
 }
 
 

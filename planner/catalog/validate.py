@@ -141,6 +141,13 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
         if problem is not None:
             reasons.append(problem)
     on_demand, spot = row["price_usd_per_hour"], row["spot_price_usd_per_hour"]
+    if row["spot_as_of"] is not None:
+        try:
+            datetime.fromisoformat(row["spot_as_of"])
+        except ValueError:
+            reasons.append(f"spot_as_of {row['spot_as_of']!r} is not an ISO 8601 timestamp")
+        if spot is None:
+            reasons.append("spot_as_of is set without a spot price")
     if row["availability"] == "on-demand" and on_demand is None:
         reasons.append("an on-demand offering needs price_usd_per_hour")
     if row["availability"] == "spot-only" and (on_demand is not None or spot is None):

@@ -405,7 +405,7 @@ def test_an_implausible_spot_price_keeps_the_fresh_on_demand_price_beside_it(tmp
     assert rows.loc["use1-az1", "price_usd_per_hour"] == 0.95  # fresh
     assert rows.loc["use1-az1", "as_of"] == NOW.isoformat(timespec="seconds")
     assert rows.loc["use1-az1", "spot_price_usd_per_hour"] == 0.4328  # the bundled spot price ...
-    assert "spot_as_of:2026-07-09T00:00:00+00:00" in rows.loc["use1-az1", "flags"]  # ... with its own date
+    assert rows.loc["use1-az1", "spot_as_of"] == "2026-07-09T00:00:00+00:00"  # ... with its own date
     assert rows.loc["use1-az2", "spot_price_usd_per_hour"] == 0.4516
     outcome = report["aws"]
     assert outcome.rejected == () and outcome.rows_written == 2
