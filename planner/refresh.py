@@ -439,7 +439,8 @@ def refresh(
     ``clients`` hands in ready providers (tests, proxies); the others are built from the environment's
     credentials, with ``provider_options[name]`` passed to their ``from_environment``. ``progress`` is told how
     many regions each provider fetches and when each finishes (the CLI draws a bar from it). ``time_limit_s``
-    bounds the whole refresh: a provider still fetching then, or not started by then, keeps its previous catalog.
+    bounds the whole refresh (above 0, up to a day): every provider fetches at once, and one still fetching then keeps
+    its previous catalog.
     """
     names = _provider_list(providers)
     unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
