@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 from planner import checks
+from planner.catalog.price_gates import HeldPrice, hold_back_prices, reference_prices
 from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import Rejected, ValidationReport, price_outliers, validate_rows
@@ -45,7 +46,18 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
     # DigitalOcean slugs (nyc2, tor1, atl1) also match Azure's loose pattern: such a code goes to both.
     "paperspace": re.compile(r"^[a-z]{3}\d$"),
 }
+# Clouds with a short list of regions, unlike the patterns above: their regions are the ones of their current
+# catalog (bundled or refreshed), so `-p lambda --region eu-west-3` is refused instead of inventing Paris offerings.
+LISTED_REGIONS = ("lambda", "paperspace")
 SUMMARY_REJECTED_LINES = 20
+# The longest refresh time limit taken: a day, far above a whole refresh (1-3 minutes); larger values overflow the
+# thread timeouts and are a unit mistake anyway.
+MAX_TIME_LIMIT_S = 86_400.0
+# A whole refresh that reads fewer offerings than this share of what the provider held before read an answer that lost
+# them (an empty price list, a changed API), not a cloud that retired nine in ten of its GPUs overnight; a
+# catalog this small (fewer rows than the minimum) is too small to judge by.
+MIN_SHARE_OF_PREVIOUS_ROWS = 0.1
+MIN_PREVIOUS_ROWS_TO_JUDGE = 20
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,7 @@ class ProviderReport:
     regions: tuple[str, ...] = ()
     failed_regions: tuple[RegionFailure, ...] = ()
     rejected: tuple[Rejected, ...] = ()
+    held: tuple[HeldPrice, ...] = ()
     notes: tuple[str, ...] = ()
     error: str | None = None
     snapshot_id: int | None = None
@@ -65,8 +78,8 @@ class ProviderReport:
 
     @property
     def ok(self) -> bool:
-        """Refreshed completely: no error and no failed region."""
-        return self.error is None and not self.failed_regions
+        """Refreshed completely: no error, no failed region and no price held back."""
+        return self.error is None and not self.failed_regions and not self.held
 
     @property
     def written(self) -> bool:
@@ -110,10 +123,16 @@ class RefreshReport:
                 )
             lines.extend(f"  region {f.region} failed: {f.reason}" for f in p.failed_regions)
             lines.extend(f"  note: {n}" for n in p.notes)
+            lines.extend(f"  held back {h}" for h in p.held[:SUMMARY_REJECTED_LINES])
+            if len(p.held) > SUMMARY_REJECTED_LINES:
+                lines.append(f"  ... and {len(p.held) - SUMMARY_REJECTED_LINES} more prices held back")
             lines.extend(f"  rejected {r}" for r in p.rejected[:SUMMARY_REJECTED_LINES])
             if len(p.rejected) > SUMMARY_REJECTED_LINES:
                 lines.append(f"  ... and {len(p.rejected) - SUMMARY_REJECTED_LINES} more rejected rows")
-        return "\n".join(lines)
+        from planner.report import visible
+
+        # Provider text (type names, notes, error messages) is shown, never sent to the terminal as control bytes.
+        return "\n".join(visible(line) for line in lines)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values, for JSON."""
@@ -131,6 +150,19 @@ class RefreshReport:
                     "rejected": [
                         {"instance_type": r.instance_type, "region": r.region, "zone": r.zone, "reason": r.reason}
                         for r in p.rejected
+                    ],
+                    "held_back": [
+                        {
+                            "instance_type": h.instance_type,
+                            "region": h.region,
+                            "zone": h.zone,
+                            "field": h.field,
+                            "value": h.value,
+                            "reason": h.reason,
+                            "kept_value": h.kept_value,
+                            "kept_as_of": h.kept_as_of,
+                        }
+                        for h in p.held
                     ],
                     "notes": list(p.notes),
                     "error": p.error,
@@ -152,12 +184,47 @@ def _provider_list(providers: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def regions_for(provider: str, regions: Sequence[str] | None) -> list[str] | None:
-    """The requested regions that are this provider's codes (None: all of its regions)."""
+def regions_for(provider: str, regions: Sequence[str] | None, known: Collection[str] | None = None) -> list[str] | None:
+    """The requested regions that are this provider's codes, and among ``known`` when given (None: all of them)."""
     if not regions:
         return None
     pattern = REGION_PATTERNS[provider]
-    return [r for r in regions if pattern.match(r)]
+    return [r for r in regions if pattern.match(r) and (known is None or r in known)]
+
+
+def _known_regions(store: CatalogStore, names: Sequence[str]) -> dict[str, set[str]]:
+    """The regions of each listed-region cloud among ``names``, from its current catalog (none known: no list)."""
+    frame = store.read_current()
+    known = {name: {str(r) for r in frame.loc[frame["provider"] == name, "region"]} for name in LISTED_REGIONS}
+    return {name: regions for name, regions in known.items() if name in names and regions}
+
+
+def _check_own_regions(regions: Sequence[str], names: Sequence[str], known: Mapping[str, set[str]]) -> None:
+    """InputError for a region that none of ``names`` has: one line naming the providers' regions."""
+    for region in regions:
+        if any(regions_for(name, [region], known.get(name)) for name in names):
+            continue
+        listed = [f"{name}: {', '.join(sorted(known[name]))}" for name in names if name in known]
+        patterns = [name for name in names if name not in known]
+        where = "; ".join([*listed, *(["region codes of " + ", ".join(patterns)] if patterns else [])])
+        raise InputError(f"{region!r} is not a region of {', '.join(names)} ({where})", field="region")
+
+
+def _outside_regions(
+    rows: list[RawOffer], provider: str, regions: Sequence[str] | None
+) -> tuple[list[RawOffer], list[Rejected]]:
+    """Rows in the provider's own (and asked-for) regions, and the others named: no offering where it sells none."""
+    pattern = REGION_PATTERNS[provider]
+    kept: list[RawOffer] = []
+    dropped: list[Rejected] = []
+    for row in rows:
+        region = str(row.get("region") or "")
+        if pattern.match(region) and (not regions or region in regions):
+            kept.append(row)
+            continue
+        why = f"region {region!r} is not " + ("among the regions asked for" if regions else f"a {provider} region")
+        dropped.append(Rejected(provider, str(row.get("instance_type") or ""), region, str(row.get("zone") or ""), why))
+    return kept, dropped
 
 
 def _correct(rows: list[RawOffer], provider: str) -> tuple[list[RawOffer], list[Rejected]]:
@@ -167,43 +234,50 @@ def _correct(rows: list[RawOffer], provider: str) -> tuple[list[RawOffer], list[
     return apply_corrections(rows, provider)
 
 
-def _previous_rows(store: CatalogStore, provider: str) -> list[Offer]:
-    """The provider's current rows: validated when they were stored, so they are Offers."""
+def _current_rows(store: CatalogStore) -> list[Offer]:
+    """Every provider's current rows: validated when they were stored, so they are Offers."""
     from planner.report import records
 
-    frame = store.read_current()
-    return cast(list[Offer], records(frame[frame["provider"] == provider]))
+    return cast(list[Offer], records(store.read_current()))
 
 
-def _fetch_within(
-    provider: Provider,
-    regions: Sequence[str] | None,
-    progress: ProgressHook | None,
-    previous: Sequence[Offer],
-    ends_at: float | None,
-) -> FetchResult:
-    """``provider.fetch``, given up at ``ends_at`` (a monotonic time): a hung socket in any listing, region or
-    side download cannot hold the refresh. The fetch runs on a daemon thread, so a hang cannot keep the process
-    alive either; whatever it produces after the limit is dropped."""
-    if ends_at is None:
-        return provider.fetch(regions, progress=progress, previous=previous)
-    answer: dict[str, Any] = {}
+class _Fetch:
+    """One provider's ``fetch`` running on a daemon thread, started at once so every provider has the whole time
+    limit: a hung socket in one cannot use up the time of the others, nor keep the process alive."""
 
-    def run() -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        regions: Sequence[str] | None,
+        progress: ProgressHook | None,
+        previous: Sequence[Offer],
+    ) -> None:
+        self.provider = provider
+        self.started = time.monotonic()
+        self._answer: dict[str, Any] = {}
+        self._worker = threading.Thread(
+            target=self._run, args=(regions, progress, previous), name=f"refresh-{provider.name}", daemon=True
+        )
+        self._worker.start()
+
+    def _run(self, regions: Sequence[str] | None, progress: ProgressHook | None, previous: Sequence[Offer]) -> None:
         try:
-            answer["result"] = provider.fetch(regions, progress=progress, previous=previous)
-        except BaseException as exc:  # handed to the caller's thread below
-            answer["error"] = exc
+            self._answer["result"] = self.provider.fetch(regions, progress=progress, previous=previous)
+        except BaseException as exc:  # handed to the caller's thread by result()
+            self._answer["error"] = exc
 
-    worker = threading.Thread(target=run, name=f"refresh-{provider.name}", daemon=True)
-    worker.start()
-    worker.join(max(0.0, ends_at - time.monotonic()))
-    if worker.is_alive():
-        raise ProviderError(f"{provider.name}: did not finish within the refresh time limit; kept the previous catalog")
-    if "error" in answer:
-        raise answer["error"]
-    result: FetchResult = answer["result"]
-    return result
+    def result(self, ends_at: float | None) -> FetchResult:
+        """The fetch's result, or its error; ProviderError when it is still running at ``ends_at`` (whatever it
+        produces after that is dropped)."""
+        self._worker.join(None if ends_at is None else max(0.0, ends_at - time.monotonic()))
+        if self._worker.is_alive():
+            raise ProviderError(
+                f"{self.provider.name}: did not finish within the refresh time limit; kept the previous catalog"
+            )
+        if "error" in self._answer:
+            raise self._answer["error"]
+        result: FetchResult = self._answer["result"]
+        return result
 
 
 def refresh_provider(
@@ -218,16 +292,41 @@ def refresh_provider(
 
     ``ends_at`` (a ``time.monotonic()`` value) bounds the fetch; past it the provider keeps its previous catalog.
     """
+    current = _current_rows(store)
+    fetching = _Fetch(provider, regions, progress, [row for row in current if row["provider"] == provider.name])
+    return _store_fetched(fetching, store, current, regions=regions, ends_at=ends_at)
+
+
+def _store_fetched(
+    fetching: _Fetch,
+    store: CatalogStore,
+    current: Sequence[Offer],
+    *,
+    regions: Sequence[str] | None,
+    ends_at: float | None,
+) -> ProviderReport:
+    """Wait for one provider's fetch (until ``ends_at``), then correct, gate, validate and store what it read."""
+    provider = fetching.provider
     name = provider.name
-    started = time.monotonic()
-    previous = _previous_rows(store, name)
+    started = fetching.started
+    previous = [row for row in current if row["provider"] == name]
     try:
-        result = _fetch_within(provider, regions, progress, previous, ends_at)
+        result = fetching.result(ends_at)
     except PlannerError as exc:  # MissingCredentials, MissingExtra, ProviderError: one line for the user
         return ProviderReport(name, error=str(exc), seconds=time.monotonic() - started)
     except Exception as exc:
         return ProviderReport(name, error=f"{name}: {describe_error(exc)}", seconds=time.monotonic() - started)
-    rows, excluded = _correct(result.rows, name)
+    rows, outside = _outside_regions(result.rows, name, regions)
+    rows, excluded = _correct(rows, name)
+    excluded = [*outside, *excluded]
+    lost = _regions_without_prices(rows, previous)
+    if lost:  # the region's prices were lost, not its offerings: it fails and keeps its previous rows
+        result.failures = sorted([*result.failures, *lost], key=lambda f: f.region)
+        rows = [row for row in rows if row["region"] not in {f.region for f in lost}]
+    # A fresh price far from its own history or from the other clouds' is held back before validation, so the
+    # fields beside it stay fresh and an implausible price never rejects its whole row.
+    rows, held, dropped = hold_back_prices(rows, previous, reference_prices(current, name))
+    excluded = [*excluded, *dropped]
     # Validated once, here; the store takes the report as it is and validates only the carried-over rows.
     checked = validate_rows(rows)
     # Prices that cannot both be list prices (spot above on-demand, on-demand far under the shape's median across
@@ -242,6 +341,7 @@ def refresh_provider(
         regions=tuple(result.regions),
         failed_regions=tuple(result.failures),
         notes=tuple(result.notes),
+        held=tuple(held),
         seconds=time.monotonic() - started,
     )
     rejected = [*result.rejected, *excluded, *checked.rejected]
@@ -250,14 +350,23 @@ def refresh_provider(
         if result.failures:
             why += f" ({len(result.failures)} of {len(result.regions)} regions failed)"
         return _replace(base, error=why + "; kept the previous catalog", rejected=tuple(rejected))
+    failed = {f.region for f in result.failures}
+    # Judged on a whole refresh only: a region asked for alone is guarded by _regions_without_prices.
+    before = sum(1 for row in previous if row["region"] not in failed) if regions is None else 0
+    if before >= MIN_PREVIOUS_ROWS_TO_JUDGE and len(checked.accepted) < MIN_SHARE_OF_PREVIOUS_ROWS * before:
+        why = (
+            f"{name}: read only {len(checked.accepted)} valid offerings where its catalog held {before} "
+            f"(under {MIN_SHARE_OF_PREVIOUS_ROWS:.0%}); kept the previous catalog"
+        )
+        return _replace(base, error=why, rejected=tuple(rejected))
     notes = [*result.notes, *(f"price outlier, flagged: {o}" for o in outliers[:SUMMARY_REJECTED_LINES])]
     base = _replace(base, notes=tuple(notes))
     refreshed = set(result.regions) - {f.region for f in result.failures}
     fresh = {(r["instance_type"], r["region"], r["zone"]) for r in checked.accepted}
-    unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *checked.rejected]}
-    failed = {f.region for f in result.failures}
+    unreadable = {(r.instance_type, r.region) for r in [*result.rejected, *dropped, *checked.rejected]}
     carried = []
-    stale = [datetime.now(UTC)]
+    # A price held back and kept from before is as old as it was.
+    stale = [datetime.now(UTC), *(_parse_time(h.kept_as_of) for h in held if h.kept_as_of)]
     for row in previous:
         # Offerings of regions not refreshed now, or whose new row was unreadable, keep their previous prices.
         key = (row["instance_type"], row["region"], row["zone"])
@@ -291,6 +400,21 @@ def refresh_provider(
     )
 
 
+def _regions_without_prices(rows: Sequence[RawOffer], previous: Sequence[Offer]) -> list[RegionFailure]:
+    """Regions whose fresh rows carry no on-demand price at all where the previous ones had them: the price answer
+    came back empty for the whole region (AWS Pricing answering [] for every type), not a region gone spot-only."""
+    priced_before = {row["region"] for row in previous if row["price_usd_per_hour"] is not None}
+    fresh: dict[str, bool] = {}
+    for row in rows:
+        region = str(row["region"])
+        fresh[region] = fresh.get(region, False) or row.get("price_usd_per_hour") is not None
+    return [
+        RegionFailure(region, "the price answer had no on-demand price for any offering; kept the previous prices")
+        for region, priced in sorted(fresh.items())
+        if not priced and region in priced_before
+    ]
+
+
 def _parse_time(text: str) -> datetime:
     stamp = datetime.fromisoformat(text)
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
@@ -315,7 +439,8 @@ def refresh(
     ``clients`` hands in ready providers (tests, proxies); the others are built from the environment's
     credentials, with ``provider_options[name]`` passed to their ``from_environment``. ``progress`` is told how
     many regions each provider fetches and when each finishes (the CLI draws a bar from it). ``time_limit_s``
-    bounds the whole refresh: a provider still fetching then, or not started by then, keeps its previous catalog.
+    bounds the whole refresh (above 0, up to a day): every provider fetches at once, and one still fetching then keeps
+    its previous catalog.
     """
     names = _provider_list(providers)
     unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
@@ -325,33 +450,43 @@ def refresh(
             "(e.g. us-east-1 for aws, us-central1 for gcp, eastus for azure)",
             field="region",
         )
-    limit = checks.optional_number("time_limit_s", time_limit_s)
+    limit = None
+    if time_limit_s is not None:
+        what = f"a number of seconds above 0 and up to {MAX_TIME_LIMIT_S:g}"
+        limit = checks.number("time_limit_s", time_limit_s, what=what)
+        if limit > MAX_TIME_LIMIT_S:
+            raise InputError(f"must be {what}, got {limit:g}", field="time_limit_s")
     ends_at = None if limit is None else time.monotonic() + limit
     quiet_sdk_loggers()
     opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
-    reports: list[ProviderReport] = []
+    reports: dict[str, ProviderReport] = {}
+    fetches: dict[str, tuple[_Fetch, list[str] | None]] = {}
     hook = progress or ProgressHook()
     try:
+        known = _known_regions(opened, names) if regions else {}
+        _check_own_regions(regions or (), names, known)
+        current = _current_rows(opened)
         for name in names:
-            wanted = regions_for(name, regions)
+            wanted = regions_for(name, regions, known.get(name))
             if wanted is not None and not wanted:
-                reports.append(ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",)))
+                reports[name] = ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",))
                 continue
             try:
                 instance = (clients or {}).get(name) or provider_class(name).from_environment(
                     **dict((provider_options or {}).get(name, {}))
                 )
             except PlannerError as exc:
-                reports.append(ProviderReport(name, error=str(exc)))
+                reports[name] = ProviderReport(name, error=str(exc))
                 continue
             except Exception as exc:  # a broken credential file, an SDK bug: this provider only
-                reports.append(ProviderReport(name, error=f"{name}: {describe_error(exc)}"))
+                reports[name] = ProviderReport(name, error=f"{name}: {describe_error(exc)}")
                 continue
-            if ends_at is not None and time.monotonic() >= ends_at:
-                reports.append(ProviderReport(name, error=f"{name}: not started within the refresh time limit"))
-                continue
-            reports.append(refresh_provider(instance, opened, regions=wanted, progress=hook, ends_at=ends_at))
+            # Every provider fetches at once and has the whole time limit; only the store writes take turns.
+            previous = [row for row in current if row["provider"] == name]
+            fetches[name] = (_Fetch(instance, wanted, hook, previous), wanted)
+        for name, (fetching, wanted) in fetches.items():
+            reports[name] = _store_fetched(fetching, opened, current, regions=wanted, ends_at=ends_at)
     finally:
         if opened is not store:
             opened.close()
-    return RefreshReport(tuple(reports))
+    return RefreshReport(tuple(reports[name] for name in names))

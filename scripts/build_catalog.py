@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
-from planner.catalog.schema import COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION, RawOffer  # noqa: E402
+from planner.catalog.schema import BUNDLE_COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION, RawOffer  # noqa: E402
 from planner.catalog.validate import Rejected, offering_price, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
@@ -584,9 +584,9 @@ def render_csv(rows: Iterable[dict[str, Any]]) -> str:
     """The provider file: exactly the schema columns, in order."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMN_NAMES)
+    writer.writerow(BUNDLE_COLUMN_NAMES)
     for row in rows:
-        writer.writerow([_cell(row[name]) for name in COLUMN_NAMES])
+        writer.writerow([_cell(row[name]) for name in BUNDLE_COLUMN_NAMES])
     return buffer.getvalue()
 
 

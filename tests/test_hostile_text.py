@@ -125,3 +125,45 @@ def test_messages_on_stderr_show_control_bytes_as_escapes(hostile_store: None, c
     code, _, err = cli("catalog", "history", "-i", "p5\x1b[2J", "-r", "us-east-1")
     assert code == 2
     assert "\x1b" not in err and "p5\\x1b[2J" in err
+
+
+ESCAPES = "p5\x1b[31m.48xlarge\x1b]8;;https://evil.example\x1b\\"
+
+
+def test_refresh_summary_shows_control_bytes_in_provider_text_as_escapes(tmp_path: Any) -> None:
+    """Issue 43: a type name with ESC/CSI/OSC 8 reached the terminal through the refresh summary."""
+    from planner.catalog.store import CatalogStore
+    from planner.providers.base import FetchResult, Provider
+    from planner.refresh import refresh
+
+    class Hostile(Provider):
+        name = "aws"
+        extra = "aws"
+        credentials_hint = ""
+
+        @classmethod
+        def from_environment(cls, **options: Any) -> Provider:
+            return cls()
+
+        @property
+        def source(self) -> str:
+            return "hostile"
+
+        def fetch(self, regions: Any = None, *, progress: Any = None, previous: Any = ()) -> FetchResult:
+            rows = [make_offer(instance_type=ESCAPES, zone="use1-az1", gpu_count=0), make_offer(zone="use1-az2")]
+            return FetchResult(rows=rows, regions=["us-east-1"], notes=[f"note on {ESCAPES}"])
+
+    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+        summary = refresh("aws", store=store, clients={"aws": Hostile()}).summary()
+    assert "\x1b" not in summary
+    assert "rejected aws p5\\x1b[31m.48xlarge\\x1b]8;;https://evil.example\\x1b\\ us-east-1/use1-az1" in summary
+    assert "note: note on p5\\x1b[31m" in summary
+
+
+def test_rank_table_written_to_a_file_shows_control_bytes_as_escapes(cli: CliRun, tmp_path: Any) -> None:
+    write_catalog({"aws": [make_offer(instance_type=ESCAPES, region="us-east-1", zone="use1-az1")]})
+    target = tmp_path / "rank.txt"
+    code, _, err = cli("rank", "-p", "aws", "-w", "llama-2-7b", "--tokens", "1e9", "-o", str(target))
+    assert code == 0, err
+    text = target.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "p5\\x1b[31m.48xlarge" in text

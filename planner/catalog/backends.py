@@ -61,11 +61,11 @@ CREATE TABLE IF NOT EXISTS current (provider TEXT PRIMARY KEY, snapshot_id INTEG
 class SqliteBackend:
     """One SQLite file in WAL mode; writers are serialised by ``BEGIN IMMEDIATE``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.location = str(path)
         self.cache_key = str(path.resolve())
         # A store on a read-only mount (a shared team catalog, a container image) is opened for reading only.
-        self.read_only = path.is_file() and not _writable(path)
+        self.read_only = read_only or (path.is_file() and not _writable(path))
         if self.read_only:
             self.db = _connect_read_only(path)
             return
@@ -102,7 +102,8 @@ class SqliteBackend:
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite rolls back by itself on some errors (a full disk): keep that error
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 

@@ -13,7 +13,8 @@ from typing import TypedDict
 
 # 2 added available_now and available_checked_at; rows stored under version 1 read as available_now
 # "unknown" with no check time (the store migrates them in place, see store.py).
-SCHEMA_VERSION = 2
+# 3 added spot_as_of; rows stored before it read as missing: their spot price is of their as_of.
+SCHEMA_VERSION = 3
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "paperspace")
 AVAILABILITY = ("on-demand", "spot-only", "reservation-only")
@@ -89,9 +90,19 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("available_checked_at", "text", True, "when available_now was read from the cloud, ISO 8601 UTC"),
     Column("flags", "text", False, "';'-separated notes, e.g. spot_above_on_demand, corrected:gpu_count"),
+    Column(
+        "spot_as_of",
+        "text",
+        True,
+        "when the spot price was taken, where not at as_of (a refresh held one of the two prices back and kept the "
+        "previous one); missing: at as_of",
+    ),
 )
 
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in COLUMNS)
+# A bundled file's prices are each of their row's as_of; only a live refresh can hold one price back and keep
+# an older one, so a bundled file carries every column but this.
+BUNDLE_COLUMN_NAMES: tuple[str, ...] = tuple(name for name in COLUMN_NAMES if name != "spot_as_of")
 PRICE_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.name.endswith("_usd_per_hour"))
 NUMERIC_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.kind in ("real", "integer"))
 # What identifies one offering across snapshots (its price history follows this key).
@@ -126,6 +137,7 @@ class Offer(TypedDict):
     available_now: str
     available_checked_at: str | None
     flags: str
+    spot_as_of: str | None
 
 
 class RawOffer(TypedDict):
@@ -156,3 +168,4 @@ class RawOffer(TypedDict):
     available_now: str | None
     available_checked_at: str | None
     flags: str | None
+    spot_as_of: str | None

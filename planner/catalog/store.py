@@ -11,6 +11,7 @@ import contextlib
 import csv
 import json
 import os
+import sqlite3
 import uuid
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from planner._data import data_dir
-from planner.catalog.backends import POSTGRES_SCHEMES, Backend, database_errors, open_backend, redacted
+from planner.catalog.backends import (
+    POSTGRES_SCHEMES,
+    Backend,
+    SqliteBackend,
+    database_errors,
+    open_backend,
+    redacted,
+)
 from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION, Offer
 from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError
@@ -38,6 +46,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE offerings ADD COLUMN available_now TEXT NOT NULL DEFAULT 'unknown'",
         "ALTER TABLE offerings ADD COLUMN available_checked_at TEXT",
     ),
+    # Version 3: the spot price's own date; offerings stored before it read as missing (spot price of as_of).
+    3: ("ALTER TABLE offerings ADD COLUMN spot_as_of TEXT",),
 }
 
 
@@ -112,6 +122,7 @@ class CatalogStore:
         self.path: Path | None = None if postgres else Path(location)
         self.location = redacted(str(location)) if postgres else str(location)
         errors = database_errors(location)
+        self.write_error: str | None = None  # why a writable store could not be written when opened (a full disk)
         try:
             self._db: Backend = open_backend(location)
             self.read_only = self._db.read_only
@@ -124,6 +135,17 @@ class CatalogStore:
                 raise
         except CatalogError:
             raise
+        except sqlite3.DatabaseError as exc:
+            store_path = self.path
+            if store_path is not None and store_path.is_file() and not _damaged(exc):
+                # A full disk or a failed write (seeding, migrating, the WAL files) leaves the store intact: read it
+                # as it is and write nothing, so read commands still work.
+                self._reopen_read_only(store_path, str(exc))
+                return
+            advice = "delete it to start again from the bundled catalog, or " if _damaged(exc) else ""
+            raise CatalogError(
+                f"cannot use the catalog store at {self.location}: {exc} ({advice}set {STORE_ENV} to another folder)"
+            ) from None
         except OSError as exc:
             raise CatalogError(
                 f"cannot create the catalog store at {self.location}: {exc.strerror or exc} "
@@ -139,6 +161,18 @@ class CatalogStore:
                 else f"delete it to start again from the bundled catalog, or set {STORE_ENV} to another folder"
             )
             raise CatalogError(f"cannot use the catalog store at {self.location}: {reason} ({hint})") from None
+
+    def _reopen_read_only(self, path: Path, reason: str) -> None:
+        """Fall back to reading the intact store when it cannot be written; refreshes then say why."""
+        try:
+            self._db = SqliteBackend(path, read_only=True)
+            self.read_only = True
+            self.write_error = reason
+            self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(
+                f"cannot read the catalog store at {path}: {exc} (set {STORE_ENV} to another folder)"
+            ) from None
 
     def close(self) -> None:
         """Close the connection."""
@@ -184,6 +218,11 @@ class CatalogStore:
             self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
     def _require_writable(self) -> None:
+        if self.write_error:
+            raise CatalogError(
+                f"the catalog store at {self.location} cannot be written now ({self.write_error}); it can be read "
+                f"but not refreshed (free disk space, or set {STORE_ENV} to another folder)"
+            )
         if self.read_only:
             raise CatalogError(
                 f"the catalog store at {self.location} is read-only; it can be read but not refreshed "
@@ -436,6 +475,14 @@ def _view(frame: pd.DataFrame) -> pd.DataFrame:
 
     copy_on_write = int(pd.__version__.split(".")[0]) >= 3 or bool(pd.options.mode.copy_on_write)
     return frame.copy(deep=not copy_on_write)
+
+
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite found the file damaged or not a database (then, and only then, deleting it is the advice)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
+        code is None and not isinstance(exc, sqlite3.OperationalError)
+    )
 
 
 def _read_bundled_rows(path: Path) -> list[dict[str, str]]:

@@ -136,18 +136,18 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
         # A capacity answer without its time cannot be aged, so it is not taken.
         reasons.append("available_now true or false needs available_checked_at")
 
-    gpus = max(row["gpu_count"], 1e-9)
     for name in PRICE_COLUMNS:
-        price = row[name]
-        if price is None:
-            continue
-        if price <= 0:
-            reasons.append(f"{name} must be positive or missing (0 is not 'free'), got {price:g}")
-        elif (
-            name in ("price_usd_per_hour", "spot_price_usd_per_hour") and price / gpus < MIN_PLAUSIBLE_USD_PER_GPU_HOUR
-        ):
-            reasons.append(f"{name} {price:g} is implausibly low for {row['gpu_count']:g} GPU(s)")
+        problem = price_problem(name, row[name], row["gpu_count"])
+        if problem is not None:
+            reasons.append(problem)
     on_demand, spot = row["price_usd_per_hour"], row["spot_price_usd_per_hour"]
+    if row["spot_as_of"] is not None:
+        try:
+            datetime.fromisoformat(row["spot_as_of"])
+        except ValueError:
+            reasons.append(f"spot_as_of {row['spot_as_of']!r} is not an ISO 8601 timestamp")
+        if spot is None:
+            reasons.append("spot_as_of is set without a spot price")
     if row["availability"] == "on-demand" and on_demand is None:
         reasons.append("an on-demand offering needs price_usd_per_hour")
     if row["availability"] == "spot-only" and (on_demand is not None or spot is None):
@@ -163,6 +163,19 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
             reasons.append(f"{total} is not {host} + {gpu}")
     flags.extend(spot_level_flags(row))
     return reasons, flags
+
+
+def price_problem(name: str, price: float | None, gpu_count: float) -> str | None:
+    """Why one price column's value cannot be a price (zero or less, or implausibly low per GPU), or None."""
+    if price is None:
+        return None
+    if price <= 0:
+        return f"{name} must be positive or missing (0 is not 'free'), got {price:g}"
+    if name in ("price_usd_per_hour", "spot_price_usd_per_hour") and price / max(gpu_count, 1e-9) < (
+        MIN_PLAUSIBLE_USD_PER_GPU_HOUR
+    ):
+        return f"{name} {price:g} is implausibly low for {gpu_count:g} GPU(s)"
+    return None
 
 
 # (total, host part, GPU part) of the on-demand and the spot price; Google Cloud prices the two parts apart.

@@ -80,6 +80,7 @@ FIELD_FLAGS: dict[str, str] = {
     "workload": "--workload",
     "default_interruption_rate": "--default-interruption-rate",
     "interruption_rate_per_node_hour": "--interruption-rate",
+    "time_limit_s": "--time-limit",
 }
 COMMAND_FLAGS: dict[str, dict[str, str]] = {
     "compare": {"gpus": "--gpu", "instance_types": "--instance"},

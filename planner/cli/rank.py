@@ -164,7 +164,7 @@ def _render(
         )
         if output is not None:
             # A table written to a file keeps the headline the terminal shows above it.
-            text = "".join(f"{line}\n" for line in result.headline_lines()) + text
+            text = "".join(f"{report.visible(line)}\n" for line in result.headline_lines()) + text
     report.emit(text, output)
 
 

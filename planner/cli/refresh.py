@@ -12,6 +12,7 @@ import typer
 
 from planner.catalog.schema import PROVIDERS
 from planner.providers.base import ProgressHook
+from planner.refresh import MAX_TIME_LIMIT_S
 
 # A whole refresh of every provider takes 1-3 minutes; a hung connection used to hold it for 4-5 (issue 12).
 DEFAULT_TIME_LIMIT_S = 600.0
@@ -91,7 +92,8 @@ def refresh(
         typer.Option(
             "--time-limit",
             metavar="SECONDS",
-            help="Give up on a provider still fetching after this long (it keeps its last catalog).",
+            help=f"Give up on a provider still fetching after this long (it keeps its last catalog); up to "
+            f"{MAX_TIME_LIMIT_S:g}.",
         ),
     ] = DEFAULT_TIME_LIMIT_S,
 ) -> None:

@@ -21,7 +21,7 @@ from typing import Any, cast
 from planner._data import data_dir
 from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS, Offer, RawOffer
 from planner.catalog.validate import Rejected
-from planner.errors import MissingCredentials
+from planner.errors import MissingCredentials, ProviderError
 from planner.hardware import gpu_table
 from planner.providers.base import (
     DEFAULT_WORKERS,
@@ -39,6 +39,7 @@ from planner.providers.base import (
     resolve_gpu_name,
     settle_availability,
 )
+from planner.providers.http import MAX_BODY_BYTES
 
 ClientFactory = Callable[[str, str], Any]
 
@@ -104,11 +105,17 @@ class RateLimiter:
             time.sleep(slot - now)
 
 
-def fetch_spot_advisor(url: str | None = None, timeout_s: float = 10.0) -> dict[str, Any]:
-    """The public Spot Advisor feed (no credentials needed); ``GPUPLAN_AWS_SPOT_ADVISOR_URL`` redirects it."""
+def fetch_spot_advisor(
+    url: str | None = None, timeout_s: float = 10.0, limit_bytes: int = MAX_BODY_BYTES
+) -> dict[str, Any]:
+    """The public Spot Advisor feed (no credentials needed); ``GPUPLAN_AWS_SPOT_ADVISOR_URL`` redirects it.
+    Read up to ``limit_bytes`` (the feed is about 4 MB), ProviderError past it."""
     target = url or os.environ.get(SPOT_ADVISOR_ENV) or SPOT_ADVISOR_URL
     with urllib.request.urlopen(target, timeout=timeout_s) as response:
-        data: dict[str, Any] = json.loads(response.read().decode("utf-8"))
+        body = response.read(limit_bytes + 1)
+    if len(body) > limit_bytes:
+        raise ProviderError(f"aws: the Spot Advisor feed is larger than {limit_bytes / 2**20:g} MiB; gave up")
+    data: dict[str, Any] = json.loads(body.decode("utf-8"))
     return data
 
 

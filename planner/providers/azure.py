@@ -7,6 +7,7 @@ knows, and says that the specs came from that table. ``requests`` and ``tenacity
 from __future__ import annotations
 
 import csv
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ from planner.providers.base import (
     resolve_gpu_name,
     settle_availability,
 )
+from planner.providers.http import read_capped, unresolvable_host
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 PRICES_URL_ENV = "GPUPLAN_AZURE_PRICES_URL"
@@ -322,12 +324,20 @@ class AzureProvider(Provider):
         return sizes_of(previous) or bundled_sizes(), True
 
     def _get(self, url: str, params: Mapping[str, str] | None) -> dict[str, Any]:
+        requests = require("requests", "azure")
+
         def attempt() -> dict[str, Any]:
-            response = self._session.get(url, params=params, timeout=self._timeout_s)
+            try:
+                response = self._session.get(url, params=params, timeout=self._timeout_s, stream=True)
+            except requests.ConnectionError as exc:
+                unresolved = unresolvable_host(exc, url, self.name)  # offline: not worth 67 s of retries per region
+                if unresolved is not None:
+                    raise unresolved from None
+                raise
             if response.status_code == 429 or response.status_code >= 500:
                 raise TransientHttpError(f"HTTP {response.status_code} from the Retail Prices API")
             response.raise_for_status()
-            payload: dict[str, Any] = response.json()
+            payload: dict[str, Any] = json.loads(read_capped(response, self.name, url))
             return payload
 
         answer: dict[str, Any] = self._retrying(attempt)

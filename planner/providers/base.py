@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from planner.catalog.families import FamilyFacts
 from planner.catalog.schema import COLUMN_NAMES, Offer, RawOffer
 from planner.catalog.validate import Rejected
-from planner.errors import InputError, MissingExtra, UnknownGpuError
+from planner.errors import InputError, MissingExtra, ProviderError, UnknownGpuError
 from planner.hardware import lookup
 
 T = TypeVar("T")
@@ -47,6 +47,10 @@ def require(module: str, extra: str) -> ModuleType:
         raise MissingExtra(
             f"{extra}: the {module} package is not installed; run: pip install 'gpu-planner[{extra}]'"
         ) from None
+
+
+class HostUnresolvable(ProviderError):
+    """The API's host name does not resolve: every region would fail alike, so the provider fails at once."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ def fetch_regions(
     for region in regions:
         todo.put(region)
     finished: queue.SimpleQueue[tuple[str, bool, Any]] = queue.SimpleQueue()
+    fatal: list[HostUnresolvable] = []
 
     def worker() -> None:
         while True:
@@ -149,6 +154,9 @@ def fetch_regions(
                 return
             try:
                 finished.put((region, True, work(region)))
+            except HostUnresolvable as exc:  # no region can succeed: the provider fails with one line
+                fatal.append(exc)
+                finished.put((region, False, exc))
             except Exception as exc:  # one region's failure must not lose the others
                 finished.put((region, False, exc))
 
@@ -164,6 +172,10 @@ def fetch_regions(
         except queue.Empty:
             break
         pending.discard(region)
+        if fatal:
+            while not todo.empty():  # the regions still queued are not started
+                todo.get_nowait()
+            raise fatal[0]
         if ok:
             done[region] = value
         else:

@@ -2,16 +2,27 @@
 
 ``requests`` and ``tenacity`` are imported lazily: importing this module loads neither. Throttling (429) and
 server errors (5xx), timeouts and dropped connections are retried with jittered exponential backoff, honouring
-``Retry-After``; a refused token (401/403) fails at once with the provider's credential hint.
+``Retry-After``; a refused token (401/403) fails at once with the provider's credential hint, and so does a host
+name that does not resolve (offline). The token goes only to the host of the first URL asked (the configured
+API), over https; an answer is read up to ``MAX_BODY_BYTES``.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import socket
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from planner.errors import MissingCredentials, ProviderError
-from planner.providers.base import DEFAULT_TIMEOUT_S, require
+from planner.providers.base import DEFAULT_TIMEOUT_S, HostUnresolvable, require
+
+# The largest answer read: the clouds' GPU listings are under 2 MB (DigitalOcean's whole size list, a page of
+# Azure prices); past 64 MiB an answer is broken or hostile, and reading on would cost memory, not data.
+MAX_BODY_BYTES = 64 * 2**20
+CHUNK_BYTES = 2**16
 
 
 class TransientHttpError(Exception):
@@ -20,6 +31,50 @@ class TransientHttpError(Exception):
     def __init__(self, message: str, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+def unresolvable_host(exc: BaseException, url: str, provider: str) -> HostUnresolvable | None:
+    """A HostUnresolvable when ``exc`` (a requests ConnectionError) comes from a name that does not resolve."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or type(current).__name__ == "NameResolutionError":
+            return HostUnresolvable(f"{provider}: cannot resolve {urlsplit(url).hostname}: offline?")
+        # urllib3 wraps the cause in MaxRetryError.reason; requests passes that on as its first argument.
+        pending.extend(e for e in (current.__cause__, current.__context__, getattr(current, "reason", None)) if e)
+        pending.extend(a for a in current.args if isinstance(a, BaseException))
+    return None
+
+
+def read_capped(response: Any, provider: str, url: str, limit_bytes: int = MAX_BODY_BYTES) -> bytes:
+    """The body of a streamed ``requests`` response, or ProviderError past ``limit_bytes`` (never read whole)."""
+    too_big = ProviderError(
+        f"{provider}: the answer from {urlsplit(url).hostname} is larger than {limit_bytes / 2**20:g} MiB; gave up"
+    )
+    declared = response.headers.get("Content-Length")
+    if declared and declared.isdigit() and int(declared) > limit_bytes:
+        response.close()
+        raise too_big
+    body = bytearray()
+    for chunk in response.iter_content(CHUNK_BYTES):
+        body.extend(chunk)
+        if len(body) > limit_bytes:
+            response.close()
+            raise too_big
+    return bytes(body)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -45,8 +100,14 @@ class JsonApi:
         attempts: int = 6,
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        allow_loopback_http: bool = False,
     ) -> None:
         self.provider = provider
+        self._max_body_bytes = max_body_bytes
+        # Plain http only to this machine, and only when asked (tests' local servers): the token never travels in clear.
+        self._allow_loopback_http = allow_loopback_http
+        self._origin: tuple[str, str] | None = None  # (scheme, host:port) the token is sent to
         self._extra = extra
         self._session = session
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
@@ -74,11 +135,37 @@ class JsonApi:
         requests = require("requests", self._extra)
         return isinstance(exc, requests.Timeout | requests.ConnectionError)
 
+    def _check_destination(self, url: str) -> None:
+        """ProviderError unless ``url`` is https (or allowed loopback http) on the host the first call went to."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        secure = parts.scheme == "https" or (parts.scheme == "http" and self._allow_loopback_http and _loopback(host))
+        if not secure:
+            raise ProviderError(f"{self.provider}: refused to send the API token over {parts.scheme or '?'} to {host}")
+        origin = (parts.scheme, parts.netloc.rpartition("@")[2].lower())
+        if self._origin is None:
+            self._origin = origin
+        elif origin != self._origin:
+            raise ProviderError(
+                f"{self.provider}: refused to follow a link to {host}: the API token goes only to {self._origin[1]}"
+            )
+
     def get(self, url: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The JSON object at ``url``; ProviderError for a refused token, an HTTP error or a reply that is not JSON."""
 
+        self._check_destination(url)
+        requests = require("requests", self._extra)
+
         def attempt() -> dict[str, Any]:
-            response = self._session.get(url, params=params, headers=self._headers, timeout=self._timeout_s)
+            try:
+                response = self._session.get(
+                    url, params=params, headers=self._headers, timeout=self._timeout_s, stream=True
+                )
+            except requests.ConnectionError as exc:
+                unresolved = unresolvable_host(exc, url, self.provider)
+                if unresolved is not None:
+                    raise unresolved from None
+                raise
             status = int(response.status_code)
             if status == 429 or status >= 500:
                 raise TransientHttpError(
@@ -89,7 +176,7 @@ class JsonApi:
             if status >= 400:
                 raise ProviderError(f"{self.provider}: HTTP {status} from {url.split('?')[0]}")
             try:
-                payload = response.json()
+                payload = json.loads(read_capped(response, self.provider, url, self._max_body_bytes))
             except ValueError:
                 raise ProviderError(f"{self.provider}: the API answered with something that is not JSON") from None
             if not isinstance(payload, dict):
@@ -113,7 +200,7 @@ def token_from_environment(names: tuple[str, ...], getenv: Callable[[str], str |
 
 
 # The options of JsonApi a provider's from_environment passes through.
-HTTP_OPTIONS = ("timeout_s", "attempts", "backoff_s", "max_backoff_s")
+HTTP_OPTIONS = ("timeout_s", "attempts", "backoff_s", "max_backoff_s", "max_body_bytes")
 
 
 def api_from_environment(

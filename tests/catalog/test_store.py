@@ -202,7 +202,7 @@ def test_store_of_schema_1_is_migrated_and_its_rows_read_unknown(tmp_path: Path)
     from planner.catalog.schema import COLUMN_NAMES
 
     path = tmp_path / "c.sqlite"
-    old_columns = [c for c in COLUMN_NAMES if not c.startswith("available_")]
+    old_columns = [c for c in COLUMN_NAMES if not c.startswith("available_") and c != "spot_as_of"]
     with sqlite3.connect(path) as db:
         # The version-1 layout, as gpu-planner 0.1 created it.
         db.executescript(
@@ -226,12 +226,13 @@ def test_store_of_schema_1_is_migrated_and_its_rows_read_unknown(tmp_path: Path)
         frame = store.read_current()
         assert list(frame["available_now"]) == ["unknown"]
         assert frame["available_checked_at"].isna().all()
+        assert frame["spot_as_of"].isna().all()  # schema 3: the spot price is of the row's as_of
         fresh = make_offer(
             instance_type="p5e.48xlarge", available_now="true", available_checked_at="2026-11-20T06:00:00"
         )
         store.write_snapshot("aws", [fresh], source="new", as_of="2026-11-20T06:00:00+00:00")
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
 
 
 def test_store_in_unwritable_place(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from planner.catalog.validate import validate_rows
 
 
 def test_schema_is_explicit_and_units_last() -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     assert len(set(COLUMN_NAMES)) == len(COLUMN_NAMES)
     for column in COLUMNS:
         for unit in ("usd", "gib", "gbps", "hour"):
@@ -123,3 +123,23 @@ def test_the_offer_types_name_exactly_the_stored_columns() -> None:
 
     assert tuple(Offer.__annotations__) == COLUMN_NAMES
     assert tuple(RawOffer.__annotations__) == COLUMN_NAMES
+
+
+def test_spot_as_of_is_a_timestamp_of_a_spot_price() -> None:
+    from factories import make_offer
+
+    from planner.catalog.validate import validate_rows
+
+    kept = make_offer(spot_as_of="2026-07-09T00:00:00+00:00")
+    report = validate_rows(
+        [
+            kept,
+            make_offer(zone="use1-az5", spot_as_of="July"),
+            make_offer(zone="use1-az6", spot_price_usd_per_hour=None, spot_as_of="2026-07-09T00:00:00+00:00"),
+        ]
+    )
+    assert [r["spot_as_of"] for r in report.accepted] == ["2026-07-09T00:00:00+00:00"]
+    assert [r.reason for r in report.rejected] == [
+        "spot_as_of 'July' is not an ISO 8601 timestamp",
+        "spot_as_of is set without a spot price",
+    ]

@@ -307,6 +307,17 @@ def test_credentials_rejected_in_every_region_is_missing_credentials() -> None:
         aws_provider(aws.factory).fetch(["us-east-1", "eu-west-1"])
 
 
+def test_a_spot_advisor_feed_past_the_limit_is_refused(tmp_path: Any) -> None:
+    from planner.errors import ProviderError
+    from planner.providers.aws import fetch_spot_advisor
+
+    feed = tmp_path / "feed.json"
+    feed.write_text('{"padding": "' + "x" * 5000 + '"}')
+    with pytest.raises(ProviderError, match=r"^aws: the Spot Advisor feed is larger than"):
+        fetch_spot_advisor(feed.as_uri(), limit_bytes=4096)
+    assert fetch_spot_advisor(feed.as_uri(), limit_bytes=8192)["padding"] == "x" * 5000
+
+
 def test_spot_advisor_feed_url_is_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
     from planner.providers.aws import advisor_buckets, fetch_spot_advisor
     from providers.provider_fakes import DATA
@@ -362,11 +373,49 @@ def test_implausible_api_rows_are_rejected_one_by_one_in_the_refresh_report(tmp_
     )
     outcome = report["aws"]
     reasons = {(r.instance_type, r.zone): r.reason for r in outcome.rejected}
-    assert "spot_price_usd_per_hour 1e-05 is implausibly low" in reasons[("g5.xlarge", "use1-az1")]
     assert "gpu_count must be positive" in reasons[("g5.2xlarge", "use1-az1")]
-    assert outcome.rows_written == 1
-    assert report.exit_code == 0
+    # The implausible spot price is held back, not its row: both g5.xlarge rows are fresh.
+    assert ("g5.xlarge", "use1-az1") not in reasons
+    assert [(h.zone, h.field) for h in outcome.held] == [("use1-az1", "spot_price_usd_per_hour")]
+    assert outcome.rows_written == 2
+    assert report.exit_code == 3  # a price was not renewed: partial
     assert "rejected aws g5.2xlarge us-east-1/use1-az1: gpu_count must be positive" in report.summary()
+
+
+def test_an_implausible_spot_price_keeps_the_fresh_on_demand_price_beside_it(tmp_path: Any) -> None:
+    """Issue 38: EC2 answering $0.00001 spot prices used to reject the rows whole and keep the bundle's four-month-old
+    on-demand prices; now the fresh on-demand price lands and the spot price falls back to the bundled one, dated."""
+    from planner.catalog.store import CatalogStore
+    from planner.refresh import refresh
+
+    pricing = PricingEndpoint({("g5.xlarge", "us-east-1"): [price_item("g5.xlarge", "us-east-1", "0.9500000000")]})
+    aws = StubbedAws(["us-east-1"], pricing)
+    stub_region(
+        aws,
+        "us-east-1",
+        [G5],
+        {"g5.xlarge": ["use1-az1", "use1-az2"]},
+        [("g5.xlarge", "us-east-1a", "0.00001"), ("g5.xlarge", "us-east-1b", "0.00001")],
+        zones={"us-east-1a": "use1-az1", "us-east-1b": "use1-az2"},
+    )
+    with CatalogStore(tmp_path / "c.sqlite") as store:  # seeded with the bundled catalog of July 2026
+        report = refresh("aws", regions=["us-east-1"], store=store, clients={"aws": aws_provider(aws.factory)})
+        frame = store.read_current()
+    rows = frame[(frame["instance_type"] == "g5.xlarge") & (frame["region"] == "us-east-1")].set_index("zone")
+    assert rows.loc["use1-az1", "price_usd_per_hour"] == 0.95  # fresh
+    assert rows.loc["use1-az1", "as_of"] == NOW.isoformat(timespec="seconds")
+    assert rows.loc["use1-az1", "spot_price_usd_per_hour"] == 0.4328  # the bundled spot price ...
+    assert rows.loc["use1-az1", "spot_as_of"] == "2026-07-09T00:00:00+00:00"  # ... with its own date
+    assert rows.loc["use1-az2", "spot_price_usd_per_hour"] == 0.4516
+    outcome = report["aws"]
+    assert outcome.rejected == () and outcome.rows_written == 2
+    held = {(h.zone, h.field, h.value) for h in outcome.held}
+    assert held == {("use1-az1", "spot_price_usd_per_hour", 1e-05), ("use1-az2", "spot_price_usd_per_hour", 1e-05)}
+    assert (
+        "held back aws g5.xlarge us-east-1/use1-az1: spot_price_usd_per_hour 1e-05 held back (1e-05 is implausibly "
+        "low for 1 GPU(s)); kept the previous 0.4328 of 2026-07-09T00:00:00+00:00"
+    ) in report.summary()
+    assert report.to_dict()["providers"][0]["held_back"][0]["field"] == "spot_price_usd_per_hour"
 
 
 def test_current_gpu_names_are_accepted_and_memory_is_the_tables_gib() -> None:
@@ -390,3 +439,27 @@ def test_current_gpu_names_are_accepted_and_memory_is_the_tables_gib() -> None:
         "g7.2xlarge": ("RTX-PRO-4500-Server", 32.0),
         "g6.xlarge": ("L4", 24.0),  # AWS reports 22888 MiB; the catalog holds the table's GiB
     }
+
+
+def test_an_empty_price_answer_for_a_whole_region_fails_it_and_keeps_its_prices(tmp_path: Any) -> None:
+    """Issue 43: AWS Pricing answering [] for every type of a region turned its offerings spot-only, exit 0."""
+    from factories import make_offer
+
+    from planner.catalog.store import CatalogStore
+    from planner.refresh import refresh
+
+    aws = StubbedAws(["us-east-1"], PricingEndpoint({}))  # every GetProducts answers an empty PriceList
+    _us_east_1(aws)
+    old = "2026-07-09T00:00:00+00:00"
+    with CatalogStore(tmp_path / "c.sqlite", seed=False) as store:
+        previous = [make_offer(zone=zone, price_usd_per_hour=55.04, as_of=old) for zone in ("use1-az1", "use1-az2")]
+        store.write_snapshot("aws", previous, source="before", as_of=old)
+        report = refresh("aws", regions=["us-east-1"], store=store, clients={"aws": aws_provider(aws.factory)})
+        frame = store.read_current()
+    outcome = report["aws"]
+    assert [(f.region, f.reason) for f in outcome.failed_regions] == [
+        ("us-east-1", "the price answer had no on-demand price for any offering; kept the previous prices")
+    ]
+    p5 = frame[frame["instance_type"] == "p5.48xlarge"]
+    assert set(p5["availability"]) == {"on-demand"} and set(p5["price_usd_per_hour"]) == {55.04}
+    assert report.exit_code == 1 and "kept the previous catalog" in (outcome.error or "")

@@ -84,3 +84,10 @@ def test_unknown_provider_is_bad_input(cli: CliRun) -> None:
     code, _out, err = cli("catalog", "refresh", "--provider", "oracle")
     assert code == 2
     assert err == "error: --provider must be one of aws, gcp, azure, lambda, paperspace or all, got 'oracle'\n"
+
+
+def test_a_time_limit_out_of_range_names_the_real_flag(cli: CliRun) -> None:
+    """Issue 43: --time-limit 1e10 failed every provider and named a --time-limit-s flag that does not exist."""
+    code, _out, err = cli("catalog", "refresh", "--time-limit", "1e10", "--no-progress")
+    assert code == 2
+    assert err == "error: --time-limit must be a number of seconds above 0 and up to 86400, got 1e+10\n"

@@ -203,20 +203,25 @@ def test_implausible_rows_are_rejected_one_by_one_and_reported(tmp_path: Path) -
     )
     report = refresh("aws", store=store, clients={"aws": aws})
     reasons = {(r.instance_type, r.zone): r.reason for r in report["aws"].rejected}
-    assert "price_usd_per_hour must be positive" in reasons[("p5.48xlarge", "use1-az2")]
-    assert "implausibly low" in reasons[("p5.48xlarge", "use1-az3")]
+    # An on-demand offering without an on-demand price (none before either) cannot stand.
+    assert "price_usd_per_hour -53 held back (must be positive" in reasons[("p5.48xlarge", "use1-az2")]
     assert "gpu_count must be positive" in reasons[("g5.xlarge", "use1-az1")]
-    assert report["aws"].rows_written == 1
+    # An implausible spot price loses only itself: the row is stored without spot, and the price is named.
+    assert ("p5.48xlarge", "use1-az3") not in reasons
+    held = {(h.zone, h.field): str(h) for h in report["aws"].held}
+    assert "implausibly low" in held[("use1-az3", "spot_price_usd_per_hour")]
+    assert held[("use1-az3", "spot_price_usd_per_hour")].endswith("; left empty")
+    assert report["aws"].rows_written == 2
     summary = report.summary()
     assert (
-        "3 rows rejected" in summary
+        "2 rows rejected" in summary
         and "rejected aws g5.xlarge us-east-1/use1-az1: gpu_count must be positive" in summary
     )
 
 
 def test_nothing_valid_keeps_the_previous_snapshot(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-1.0)])
+    aws = ScriptedProvider("aws", [make_offer(region="us-east-1", zone="use1-az1", gpu_count=0)])
     report = refresh("aws", store=store, clients={"aws": aws})
     assert report.exit_code == 1
     assert "kept the previous catalog" in (report["aws"].error or "")
@@ -329,13 +334,39 @@ def test_an_unreadable_new_row_keeps_the_previous_one(tmp_path: Path) -> None:
     aws = ScriptedProvider(
         "aws",
         [
-            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=-50.0),
+            make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=49.0, gpu_count=0),
             make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=62.0),
         ],
     )
     report = refresh("aws", store=store, clients={"aws": aws})
     assert _current(store, "aws") == {("us-east-1", "use1-az1"): 50.0, ("eu-west-1", "euw1-az1"): 62.0}
     assert (report["aws"].rows_written, report["aws"].carried_over, len(report["aws"].rejected)) == (1, 1, 1)
+
+
+def test_an_implausible_price_keeps_the_previous_one_and_its_date(tmp_path: Path) -> None:
+    """Issue 38: one bad field never throws away the good fields beside it; the kept price keeps its own date."""
+    store = _store(tmp_path)
+    fresh = "2026-11-20T06:00:00+00:00"
+    aws = ScriptedProvider(
+        "aws",
+        [
+            make_offer(
+                region="us-east-1", zone="use1-az1", price_usd_per_hour=0.0, spot_price_usd_per_hour=20.0, as_of=fresh
+            ),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_usd_per_hour=62.0, as_of=fresh),
+        ],
+    )
+    report = refresh("aws", store=store, clients={"aws": aws})
+    row = store.read_current().set_index("region").loc["us-east-1"]
+    # The on-demand price and as_of are January's; the fresh spot price carries its own date.
+    assert (row["price_usd_per_hour"], row["as_of"], row["spot_price_usd_per_hour"]) == (50.0, OLD, 20.0)
+    assert row["spot_as_of"] == fresh
+    assert [(h.field, h.value, h.kept_value, h.kept_as_of) for h in report["aws"].held] == [
+        ("price_usd_per_hour", 0.0, 50.0, OLD)
+    ]
+    info = next(s for s in store.current_snapshots() if s.provider == "aws")
+    assert info.as_of == OLD  # the snapshot is as old as the price it could not renew
+    assert report.exit_code == 3
 
 
 def test_snapshot_age_is_that_of_the_oldest_price_it_failed_to_renew(tmp_path: Path) -> None:
@@ -388,9 +419,9 @@ def test_a_hung_provider_is_given_up_at_the_time_limit_and_keeps_its_catalog(tmp
     assert report["aws"].snapshot_id is None
     after = store.read_current()
     assert after[after["provider"] == "aws"].equals(before[before["provider"] == "aws"])
-    # gcp's turn came after the limit too: it is reported, not silently skipped.
-    assert report["gcp"].error is not None and "time limit" in report["gcp"].error
-    assert report.exit_code == 1
+    # Issue 43: gcp fetched beside the hung provider and had the whole time limit: the hang did not use it up.
+    assert report["gcp"].error is None and report["gcp"].written
+    assert report.exit_code == 3
 
 
 def test_live_price_outliers_are_flagged_and_named(tmp_path: Path) -> None:
@@ -443,3 +474,80 @@ def test_two_refreshes_of_one_provider_for_different_regions_keep_both_updates(t
     with CatalogStore(path, seed=False) as store:
         prices = store.read_current().set_index("region")["price_usd_per_hour"].to_dict()
     assert prices == {"us-east-1": 41.0, "eu-west-1": 42.0}
+
+
+def test_a_refresh_that_reads_almost_nothing_keeps_the_previous_catalog(tmp_path: Path) -> None:
+    """Issue 43: a reply that lost nine in ten offerings is a broken answer, not the cloud's new catalog."""
+    store = CatalogStore(tmp_path / "c.sqlite", seed=False)
+    before = [make_offer(zone=f"use1-az{i}", price_usd_per_hour=50.0 + i) for i in range(30)]
+    store.write_snapshot("aws", before, source="previous", as_of=OLD)
+    aws = ScriptedProvider("aws", [make_offer(zone="use1-az0", price_usd_per_hour=51.0)])
+    report = refresh("aws", store=store, clients={"aws": aws})
+    assert report["aws"].error == (
+        "aws: read only 1 valid offerings where its catalog held 30 (under 10%); kept the previous catalog"
+    )
+    assert report.exit_code == 1
+    assert len(store.read_current()) == 30 and len(store.snapshots("aws")) == 1
+
+
+def test_a_region_the_provider_does_not_have_is_one_line(tmp_path: Path) -> None:
+    """Issue 43: `-p lambda --region eu-west-3` stored five Lambda offerings in Paris, where Lambda has no region."""
+    from planner.errors import InputError
+
+    with CatalogStore(tmp_path / "c.sqlite") as store:  # the bundled catalog lists Lambda's regions
+        lam = ScriptedProvider("lambda", [])
+        with pytest.raises(InputError, match=r"^region 'eu-west-3' is not a region of lambda \(lambda: .*us-east-1"):
+            refresh("lambda", regions=["eu-west-3"], store=store, clients={"lambda": lam})
+        assert lam.asked is None  # refused before any fetch
+        # With AWS asked too, eu-west-3 is AWS's alone: Lambda is not asked for it.
+        aws = ScriptedProvider("aws", [make_offer(region="eu-west-3", zone="euw3-az1")])
+        report = refresh(["aws", "lambda"], regions=["eu-west-3"], store=store, clients={"aws": aws, "lambda": lam})
+        assert aws.asked == ["eu-west-3"] and lam.asked is None
+        assert report["lambda"].notes == ("no lambda region among eu-west-3",)
+
+
+def test_rows_outside_the_regions_asked_for_are_dropped_and_named(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    lam = ScriptedProvider(
+        "lambda",
+        [
+            make_offer(
+                provider="lambda",
+                instance_type="gpu_8x_h100_sxm5",
+                region=region,
+                zone="",
+                spot_price_usd_per_hour=None,
+                spot_interruption=None,
+            )
+            for region in ("us-east-1", "eu-west-3")
+        ],
+    )
+    report = refresh("lambda", regions=["us-east-1"], store=store, clients={"lambda": lam})
+    assert set(store.read_current().query("provider == 'lambda'")["region"]) == {"us-east-1"}
+    assert [str(r) for r in report["lambda"].rejected] == [
+        "lambda gpu_8x_h100_sxm5 eu-west-3: region 'eu-west-3' is not among the regions asked for"
+    ]
+
+
+def test_providers_fetch_at_once_each_with_the_whole_time_limit(tmp_path: Path) -> None:
+    """A slow provider ahead in the list does not shorten the time of the one after it."""
+    store = _store(tmp_path)
+
+    class Slow(ScriptedProvider):
+        def fetch(self, regions: Any = None, *, progress: Any = None, previous: Any = ()) -> FetchResult:
+            time.sleep(0.6)
+            return super().fetch(regions, progress=progress, previous=previous)
+
+    aws = Slow("aws", [make_offer(region="us-east-1", zone="use1-az1", price_usd_per_hour=51.0)])
+    gcp = Slow("gcp", [make_offer(provider="gcp", region="us-central1", zone="", spot_interruption=None)])
+    # One after the other they need 1.2 s; together 0.6 s, inside the 1 s limit.
+    report = refresh(["aws", "gcp"], store=store, clients={"aws": aws, "gcp": gcp}, time_limit_s=1.0)
+    assert report["aws"].written and report["gcp"].written and report.exit_code == 0
+
+
+@pytest.mark.parametrize("limit", [1e10, 0.0, -5.0, float("nan")])
+def test_a_time_limit_out_of_range_is_one_line_naming_the_range(tmp_path: Path, limit: float) -> None:
+    from planner.errors import InputError
+
+    with pytest.raises(InputError, match=r"^time_limit_s must be a number of seconds above 0 and up to 86400"):
+        refresh("aws", store=tmp_path / "c.sqlite", clients={"aws": ScriptedProvider("aws", [])}, time_limit_s=limit)
