@@ -15,6 +15,8 @@ from planner.providers.base import ProgressHook
 
 # A whole refresh of every provider takes 1-3 minutes; a hung connection used to hold it for 4-5 (issue 12).
 DEFAULT_TIME_LIMIT_S = 600.0
+# The providers with a path that needs no cloud account (Azure's prices never need one).
+PUBLIC_PATHS = ("aws", "gcp")
 
 
 class RichProgress(ProgressHook):
@@ -94,8 +96,17 @@ def refresh(
             help="Give up on a provider still fetching after this long (it keeps its last catalog).",
         ),
     ] = DEFAULT_TIME_LIMIT_S,
+    public: Annotated[
+        bool,
+        typer.Option(
+            "--public",
+            help="AWS from its public Price List files and Google Cloud with an API key only, even with credentials.",
+        ),
+    ] = False,
 ) -> None:
     """Refresh the catalog from every provider with your credentials; a provider that fails keeps its last catalog.
+
+    Without credentials AWS reads its public Price List files, Google Cloud uses GPUPLAN_GCP_API_KEY if set.
 
     Exit code 0 when every provider refreshed, 3 when some did (partial), 1 when none did.
     """
@@ -105,11 +116,21 @@ def refresh(
 
     if fmt not in ("table", "json"):
         raise InputError(f"must be table or json, got {fmt!r}", field="format")
+    # AWS and Google Cloud choose the no-account path by themselves when they find no credentials.
+    options = {name: {"public": True} for name in PUBLIC_PATHS} if public else {}
     if progress and sys.stderr.isatty():
         with RichProgress() as bar:
-            result = run_refresh(provider or "all", regions=region or None, progress=bar, time_limit_s=time_limit)
+            result = run_refresh(
+                provider or "all",
+                regions=region or None,
+                progress=bar,
+                time_limit_s=time_limit,
+                provider_options=options,
+            )
     else:
-        result = run_refresh(provider or "all", regions=region or None, time_limit_s=time_limit)
+        result = run_refresh(
+            provider or "all", regions=region or None, time_limit_s=time_limit, provider_options=options
+        )
     print(result.summary(), file=sys.stderr)
     if fmt == "json":
         report.emit(report.to_json(result.to_dict()), output)

@@ -1,4 +1,4 @@
-"""A small JSON-over-HTTPS client for the GPU clouds without an SDK (Lambda, DigitalOcean).
+"""A small JSON-over-HTTPS client for the GPU clouds without an SDK (Lambda, DigitalOcean) and public price feeds.
 
 ``requests`` and ``tenacity`` are imported lazily: importing this module loads neither. Throttling (429) and
 server errors (5xx), timeouts and dropped connections are retried with jittered exponential backoff, honouring
@@ -8,10 +8,12 @@ server errors (5xx), timeouts and dropped connections are retried with jittered 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import IO, Any, TypeVar
 
 from planner.errors import MissingCredentials, ProviderError
 from planner.providers.base import DEFAULT_TIMEOUT_S, require
+
+T = TypeVar("T")
 
 
 class TransientHttpError(Exception):
@@ -31,14 +33,14 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class JsonApi:
-    """GET JSON from one provider's API with a bearer token, retries and a timeout on every call."""
+    """GET JSON from one provider's API with a bearer token (none for a public feed), retries and a timeout."""
 
     def __init__(
         self,
         provider: str,
         extra: str,
         session: Any,
-        token: str,
+        token: str | None,
         credentials_hint: str,
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -49,7 +51,9 @@ class JsonApi:
         self.provider = provider
         self._extra = extra
         self._session = session
-        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._headers = {"Accept": "application/json"}
+        if token is not None:
+            self._headers["Authorization"] = f"Bearer {token}"
         self._hint = credentials_hint
         self._timeout_s = timeout_s
         tenacity = require("tenacity", extra)
@@ -72,7 +76,9 @@ class JsonApi:
         if isinstance(exc, TransientHttpError):
             return True
         requests = require("requests", self._extra)
-        return isinstance(exc, requests.Timeout | requests.ConnectionError)
+        urllib3 = require("urllib3", self._extra)
+        # ProtocolError: the connection dropped inside a streamed body (fewer bytes than Content-Length).
+        return isinstance(exc, requests.Timeout | requests.ConnectionError | urllib3.exceptions.ProtocolError)
 
     def get(self, url: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The JSON object at ``url``; ProviderError for a refused token, an HTTP error or a reply that is not JSON."""
@@ -98,6 +104,28 @@ class JsonApi:
 
         try:
             answer: dict[str, Any] = self._retrying(attempt)
+        except TransientHttpError as exc:
+            raise ProviderError(f"{self.provider}: {exc} after retries") from None
+        return answer
+
+    def stream(self, url: str, read: Callable[[IO[bytes]], T]) -> T:
+        """``read`` the body at ``url`` as it arrives (gzip undone), never holding it whole; the whole GET and read
+        are retried on throttling, 5xx and a connection dropped mid-body. ProviderError as for ``get``."""
+
+        def attempt() -> T:
+            with self._session.get(url, headers=self._headers, timeout=self._timeout_s, stream=True) as response:
+                status = int(response.status_code)
+                if status == 429 or status >= 500:
+                    raise TransientHttpError(
+                        f"HTTP {status} from {self.provider}", _retry_after(response.headers.get("Retry-After"))
+                    )
+                if status >= 400:
+                    raise ProviderError(f"{self.provider}: HTTP {status} from {url.split('?')[0]}")
+                response.raw.decode_content = True  # urllib3 then inflates a gzip Content-Encoding while reading
+                return read(response.raw)
+
+        try:
+            answer: T = self._retrying(attempt)
         except TransientHttpError as exc:
             raise ProviderError(f"{self.provider}: {exc} after retries") from None
         return answer
