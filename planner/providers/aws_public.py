@@ -134,17 +134,22 @@ def read_offer_file(body: IO[bytes], region: str, chunk_bytes: int = CHUNK_BYTES
     """Stream one region's EC2 offer file, keeping only GPU list-price products and their OnDemand terms.
 
     Two incremental parsers read the same bytes, one yielding ``products`` entries and one ``terms.OnDemand``
-    entries; each entry is dropped right after it is looked at. A truncated file raises ijson's IncompleteJSONError.
+    entries; each entry is dropped right after it is looked at. The first term means the products are complete:
+    the products parser stops there, and reading stops once every kept product has its term (the Reserved terms
+    after them are most of a real file). A file cut short before that raises ijson's IncompleteJSONError.
     """
     ijson = require("ijson", "aws")
     products: list[tuple[str, Any]] = ijson.sendable_list()
     terms: list[tuple[str, Any]] = ijson.sendable_list()
-    parsers = [ijson.kvitems_coro(products, "products"), ijson.kvitems_coro(terms, "terms.OnDemand")]
+    product_parser = ijson.kvitems_coro(products, "products")
+    term_parser = ijson.kvitems_coro(terms, "terms.OnDemand")
     wanted: dict[str, Mapping[str, Any]] = {}  # SKU -> attributes of a kept product
+    priced: set[str] = set()
+    terms_started = False
     out = OfferFile()
     while True:
         chunk = body.read(chunk_bytes)
-        for parser in parsers:
+        for parser in (term_parser,) if terms_started else (product_parser, term_parser):
             if chunk:
                 parser.send(chunk)
             else:
@@ -154,12 +159,14 @@ def read_offer_file(body: IO[bytes], region: str, chunk_bytes: int = CHUNK_BYTES
             if isinstance(product, Mapping) and is_list_price_product(product, region):
                 wanted[sku] = product["attributes"]
         del products[:]
+        terms_started = terms_started or bool(terms)
         for sku, offer_terms in terms:
             attributes = wanted.get(sku)
             if attributes is not None and isinstance(offer_terms, Mapping):
                 _keep(out, attributes, offer_terms)
+                priced.add(sku)
         del terms[:]
-        if not chunk:
+        if not chunk or (terms_started and priced >= wanted.keys()):
             return out
 
 

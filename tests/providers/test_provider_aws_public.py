@@ -212,7 +212,8 @@ def test_truncated_offer_file_fails_its_region_and_keeps_its_previous_rows(tmp_p
         store = CatalogStore(tmp_path / "c.sqlite")
         first = refresh_provider(provider(server), store)
         assert first.ok and first.rows_written == 4
-        server.serve(offer_path("eu-west-1"), Reply(whole[: len(whole) // 2]))  # whole body, cut JSON
+        cut = whole.index(b'"SKU2"', whole.index(b'"products"'))  # within the products: g5 not listed yet
+        server.serve(offer_path("eu-west-1"), Reply(whole[:cut]))  # the whole body sent, the JSON cut
         second = refresh_provider(provider(server), store)
     assert [f.region for f in second.failed_regions] == ["eu-west-1"]
     assert "IncompleteJSONError" in second.failed_regions[0].reason
@@ -260,6 +261,7 @@ def test_offer_file_is_read_in_small_pieces_without_the_whole_document() -> None
     offer = read_offer_file(body, "us-east-1")  # type: ignore[arg-type]
     assert {name: t.price_usd_per_hour for name, t in offer.types.items()} == {"p5.48xlarge": 55.04, "g5.xlarge": 1.006}
     assert offer.products_read == 8 and body.reads > 100
+    assert body.at < len(body.data)  # stopped once both GPU types were priced: the Reserved terms never read
 
 
 def test_spot_feed_parser_reads_the_callback_wrapper() -> None:
