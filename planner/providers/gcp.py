@@ -457,7 +457,7 @@ def shape_row(
         parts[total] = offering_price(host_price, gpu_price)
     facts = family_facts(provider, shape.instance_type)
     if facts is not None and facts.availability in ("spot-only", "reservation-only"):
-        # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra): no on-demand price.
+        # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra, A4): no on-demand price.
         row["price_usd_per_hour"] = row["host_price_usd_per_hour"] = row["gpu_price_usd_per_hour"] = None
     apply_family(row, facts)
     unpriced = row["price_usd_per_hour"] is None and row["spot_price_usd_per_hour"] is None
