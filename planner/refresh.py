@@ -46,6 +46,8 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
     "paperspace": re.compile(r"^[a-z]{3}\d$"),
 }
 SUMMARY_REJECTED_LINES = 20
+# The providers with a path that needs no cloud account, taken with ``public`` (Azure's prices never need one).
+PUBLIC_PATHS = ("aws", "gcp")
 
 
 @dataclass(frozen=True)
@@ -309,6 +311,7 @@ def refresh(
     progress: ProgressHook | None = None,
     provider_options: Mapping[str, Mapping[str, Any]] | None = None,
     time_limit_s: float | None = None,
+    public: bool = False,
 ) -> RefreshReport:
     """Refresh ``providers`` ("all", one name or several) into the store; returns what happened per provider.
 
@@ -316,6 +319,8 @@ def refresh(
     credentials, with ``provider_options[name]`` passed to their ``from_environment``. ``progress`` is told how
     many regions each provider fetches and when each finishes (the CLI draws a bar from it). ``time_limit_s``
     bounds the whole refresh: a provider still fetching then, or not started by then, keeps its previous catalog.
+    ``public`` takes AWS's public Price List files and Google Cloud's API-key path even where credentials are set
+    (without credentials they are taken anyway).
     """
     names = _provider_list(providers)
     unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
@@ -337,10 +342,11 @@ def refresh(
             if wanted is not None and not wanted:
                 reports.append(ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",)))
                 continue
+            options = dict((provider_options or {}).get(name, {}))
+            if public and name in PUBLIC_PATHS:
+                options["public"] = True
             try:
-                instance = (clients or {}).get(name) or provider_class(name).from_environment(
-                    **dict((provider_options or {}).get(name, {}))
-                )
+                instance = (clients or {}).get(name) or provider_class(name).from_environment(**options)
             except PlannerError as exc:
                 reports.append(ProviderReport(name, error=str(exc)))
                 continue

@@ -15,8 +15,6 @@ from planner.providers.base import ProgressHook
 
 # A whole refresh of every provider takes 1-3 minutes; a hung connection used to hold it for 4-5 (issue 12).
 DEFAULT_TIME_LIMIT_S = 600.0
-# The providers with a path that needs no cloud account (Azure's prices never need one).
-PUBLIC_PATHS = ("aws", "gcp")
 
 
 class RichProgress(ProgressHook):
@@ -116,21 +114,13 @@ def refresh(
 
     if fmt not in ("table", "json"):
         raise InputError(f"must be table or json, got {fmt!r}", field="format")
-    # AWS and Google Cloud choose the no-account path by themselves when they find no credentials.
-    options = {name: {"public": True} for name in PUBLIC_PATHS} if public else {}
     if progress and sys.stderr.isatty():
         with RichProgress() as bar:
             result = run_refresh(
-                provider or "all",
-                regions=region or None,
-                progress=bar,
-                time_limit_s=time_limit,
-                provider_options=options,
+                provider or "all", regions=region or None, progress=bar, time_limit_s=time_limit, public=public
             )
     else:
-        result = run_refresh(
-            provider or "all", regions=region or None, time_limit_s=time_limit, provider_options=options
-        )
+        result = run_refresh(provider or "all", regions=region or None, time_limit_s=time_limit, public=public)
     print(result.summary(), file=sys.stderr)
     if fmt == "json":
         report.emit(report.to_json(result.to_dict()), output)

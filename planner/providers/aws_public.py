@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import urljoin
 
-from planner.catalog.schema import Offer, RawOffer
+from planner.catalog.schema import Offer, RawOffer, is_local_zone
 from planner.catalog.validate import Rejected
 from planner.errors import ProviderError
 from planner.hardware import gpu_table
@@ -280,7 +280,8 @@ class AwsPublicProvider(Provider):
         if self._note:
             result.notes.append(self._note)
         urls = region_offer_urls(self._api.get(urljoin(self._base_url, REGION_INDEX_PATH)), self._base_url)
-        wanted = list(regions) if regions else sorted(urls)
+        # Local and Wavelength Zones are zones of a region, not regions: only asked for by name.
+        wanted = list(regions) if regions else sorted(code for code in urls if not is_local_zone(code))
         result.regions = wanted
         as_of = self._now().isoformat(timespec="seconds")
         with ThreadPoolExecutor(max_workers=1) as pool:

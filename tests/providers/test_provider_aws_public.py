@@ -236,6 +236,15 @@ def test_spot_feed_and_advisor_down_leave_on_demand_prices() -> None:
     assert any("Spot Advisor feed unavailable" in n for n in result.notes)
 
 
+def test_local_zones_of_the_index_are_not_fetched_as_regions() -> None:
+    with loopback() as server:
+        serve_all(server, "us-east-1")
+        server.serve(REGION_INDEX_PATH, Reply(region_index("us-east-1", "us-west-2-lax-1")))
+        result = provider(server).fetch()
+        assert server.requests_to(offer_path("us-west-2-lax-1")) == []
+    assert result.regions == ["us-east-1"] and result.failures == []
+
+
 def test_region_not_in_the_index_fails_alone() -> None:
     with loopback() as server:
         serve_all(server, "us-east-1")
