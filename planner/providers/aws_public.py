@@ -340,6 +340,11 @@ class AwsPublicProvider(Provider):
                 why = "GPU model unknown: the type is in no family of data/instance_families.csv"
                 bad.append(rejected(self.name, name, region, why))
                 continue
+            if facts.gpu_count is None:
+                # Fractional GPUs (g6f): the offer file does not give the slice, so the previous rows are kept.
+                why = "GPU count unknown: the family table gives none and the Price List has no GPU slice size"
+                bad.append(rejected(self.name, name, region, why))
+                continue
             row = blank_row(self.name)
             spot_price = spot.get((name, region))
             row.update(

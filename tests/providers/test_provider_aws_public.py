@@ -81,6 +81,7 @@ def offer_file(region: str, scale: float = 1.0) -> bytes:
         ("SKU6", product("SKU6", "g5.xlarge", f"{region}-lax-1"), "5.0"),  # a Local Zone
         ("SKU7", product("SKU7", "m5.large", region, gpu="0", instanceFamily="General purpose"), "0.096"),
         ("SKU8", product("SKU8", "g5.xlarge", region, preInstalledSw="SQL Web"), "4.0"),
+        ("SKU9", product("SKU9", "g6f.2xlarge", region, gpu="1"), "0.5"),  # a quarter of an L4: count not in the file
     ]
     document = {
         "formatVersion": "v1.0",
@@ -157,7 +158,10 @@ def test_list_prices_spot_prices_and_buckets_from_the_public_files() -> None:
     with loopback() as server:
         serve_all(server, "us-east-1", "eu-west-1")
         result = provider(server).fetch()
-    assert result.failures == [] and result.rejected == []
+    assert result.failures == []
+    assert {(r.instance_type, r.reason) for r in result.rejected} == {
+        ("g6f.2xlarge", "GPU count unknown: the family table gives none and the Price List has no GPU slice size")
+    }
     rows = by_key(result.rows)
     assert set(rows) == {(t, r) for t in ("p5.48xlarge", "g5.xlarge") for r in ("us-east-1", "eu-west-1")}
     p5 = rows[("p5.48xlarge", "us-east-1")]  # served gzip-encoded
@@ -268,8 +272,9 @@ def test_offer_file_is_read_in_small_pieces_without_the_whole_document() -> None
 
     body = Trickle(offer_file("us-east-1"))
     offer = read_offer_file(body, "us-east-1")  # type: ignore[arg-type]
-    assert {name: t.price_usd_per_hour for name, t in offer.types.items()} == {"p5.48xlarge": 55.04, "g5.xlarge": 1.006}
-    assert offer.products_read == 8 and body.reads > 100
+    prices = {name: t.price_usd_per_hour for name, t in offer.types.items()}
+    assert prices == {"p5.48xlarge": 55.04, "g5.xlarge": 1.006, "g6f.2xlarge": 0.5}
+    assert offer.products_read == 9 and body.reads > 100
     assert body.at < len(body.data)  # stopped once both GPU types were priced: the Reserved terms never read
 
 
