@@ -10,18 +10,21 @@ loses offerings.
 
 from __future__ import annotations
 
+import csv
 import re
 import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
 from planner import checks
+from planner._data import data_dir
 from planner.catalog.price_gates import HeldPrice, hold_back_prices, reference_prices
-from planner.catalog.schema import Offer, RawOffer
+from planner.catalog.schema import REGION_UNKNOWN, Offer, RawOffer
 from planner.catalog.store import CatalogStore
 from planner.catalog.validate import Rejected, ValidationReport, price_outliers, validate_rows
 from planner.errors import CatalogError, InputError, PlannerError, ProviderError
@@ -58,6 +61,8 @@ MAX_TIME_LIMIT_S = 86_400.0
 # catalog this small (fewer rows than the minimum) is too small to judge by.
 MIN_SHARE_OF_PREVIOUS_ROWS = 0.1
 MIN_PREVIOUS_ROWS_TO_JUDGE = 20
+# The providers with a path that needs no cloud account, taken with ``public`` (Azure's prices never need one).
+PUBLIC_PATHS = ("aws", "gcp")
 
 
 @dataclass(frozen=True)
@@ -192,10 +197,22 @@ def regions_for(provider: str, regions: Sequence[str] | None, known: Collection[
     return [r for r in regions if pattern.match(r) and (known is None or r in known)]
 
 
+@cache
+def listed_regions() -> dict[str, frozenset[str]]:
+    """Each listed-region cloud's region names, as data/provider_regions.csv records them with their source."""
+    with (data_dir() / "provider_regions.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {name: frozenset(r["region"] for r in rows if r["provider"] == name) for name in LISTED_REGIONS}
+
+
 def _known_regions(store: CatalogStore, names: Sequence[str]) -> dict[str, set[str]]:
-    """The regions of each listed-region cloud among ``names``, from its current catalog (none known: no list)."""
+    """The regions of each listed-region cloud among ``names``: its recorded list and its current catalog's."""
     frame = store.read_current()
-    known = {name: {str(r) for r in frame.loc[frame["provider"] == name, "region"]} for name in LISTED_REGIONS}
+    known = {
+        name: ({str(r) for r in frame.loc[frame["provider"] == name, "region"]} | listed_regions()[name])
+        - {REGION_UNKNOWN}
+        for name in LISTED_REGIONS
+    }
     return {name: regions for name, regions in known.items() if name in names and regions}
 
 
@@ -219,7 +236,8 @@ def _outside_regions(
     dropped: list[Rejected] = []
     for row in rows:
         region = str(row.get("region") or "")
-        if pattern.match(region) and (not regions or region in regions):
+        # "unknown": the source sells the type but does not say where (Lambda with no capacity anywhere now).
+        if (pattern.match(region) or (region == REGION_UNKNOWN and not regions)) and (not regions or region in regions):
             kept.append(row)
             continue
         why = f"region {region!r} is not " + ("among the regions asked for" if regions else f"a {provider} region")
@@ -433,6 +451,7 @@ def refresh(
     progress: ProgressHook | None = None,
     provider_options: Mapping[str, Mapping[str, Any]] | None = None,
     time_limit_s: float | None = None,
+    public: bool = False,
 ) -> RefreshReport:
     """Refresh ``providers`` ("all", one name or several) into the store; returns what happened per provider.
 
@@ -440,7 +459,8 @@ def refresh(
     credentials, with ``provider_options[name]`` passed to their ``from_environment``. ``progress`` is told how
     many regions each provider fetches and when each finishes (the CLI draws a bar from it). ``time_limit_s``
     bounds the whole refresh (above 0, up to a day): every provider fetches at once, and one still fetching then keeps
-    its previous catalog.
+    its previous catalog. ``public`` takes AWS's public Price List files and Google Cloud's API-key path even where
+    credentials are set (without credentials they are taken anyway).
     """
     names = _provider_list(providers)
     unknown = [r for r in regions or () if not any(REGION_PATTERNS[name].match(r) for name in names)]
@@ -471,10 +491,11 @@ def refresh(
             if wanted is not None and not wanted:
                 reports[name] = ProviderReport(name, notes=(f"no {name} region among {', '.join(regions or [])}",))
                 continue
+            options = dict((provider_options or {}).get(name, {}))
+            if public and name in PUBLIC_PATHS:
+                options["public"] = True
             try:
-                instance = (clients or {}).get(name) or provider_class(name).from_environment(
-                    **dict((provider_options or {}).get(name, {}))
-                )
+                instance = (clients or {}).get(name) or provider_class(name).from_environment(**options)
             except PlannerError as exc:
                 reports[name] = ProviderReport(name, error=str(exc))
                 continue

@@ -28,9 +28,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 from build_catalog import render_csv, render_manifest  # noqa: E402
 
 from planner.catalog.families import family_facts  # noqa: E402
+from planner.catalog.schema import REGION_UNKNOWN  # noqa: E402
 from planner.catalog.validate import Rejected, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import gpu_table, lookup  # noqa: E402
+from planner.providers.regions import UNKNOWN_FLAG  # noqa: E402
 
 MIB_PER_GIB = 1024.0
 
@@ -49,8 +51,8 @@ UPSTREAMS: dict[str, Upstream] = {
     "lambda": Upstream(
         origin="skypilot-catalog catalogs/v9/lambda/vms.csv @2c3d7ea7",
         price_source=(
-            "skypilot-catalog v9 lambda/vms.csv @2c3d7ea7 (Lambda instance-types API; as_of approximate; "
-            "every type listed in every region, capacity not recorded)"
+            "skypilot-catalog v9 lambda/vms.csv @2c3d7ea7 (Lambda instance-types API; as_of approximate; it "
+            "lists every type in every region, so where each is sold is unknown)"
         ),
         as_of="2026-07-09T00:00:00+00:00",
     ),
@@ -58,7 +60,7 @@ UPSTREAMS: dict[str, Upstream] = {
         origin="docs.digitalocean.com/products/droplets/details/pricing (validated 2026-05-28)",
         price_source=(
             "DigitalOcean Droplet pricing page, GPU Droplet list (validated 2026-05-28); "
-            "regions and the L40S/MI300X host specs uncertain"
+            "the page names no regions; L40S/MI300X host specs uncertain"
         ),
         as_of="2026-05-28T00:00:00+00:00",
     ),
@@ -74,46 +76,55 @@ class DropletPlan:
     vcpus: int
     ram_gib: float
     price_usd_per_hour: float
-    regions: tuple[str, ...]
 
 
 # The plans priced on docs.digitalocean.com/products/droplets/details/pricing (validated 2026-05-28); MI325X,
 # MI350X and B300 are "per contract" there and left out. vCPUs and memory of H100x1/x8 as the Sizes API lists
-# them (245760 and 1966080 MiB); the L40S and MI300X host figures and all regions are uncertain (API-shaped
-# samples, not a price page) and are replaced by the first live refresh.
+# them (245760 and 1966080 MiB); the L40S and MI300X host figures are uncertain. The page names no regions, so
+# the rows are in region "unknown" until a live refresh reads each size's regions from the Sizes API.
 DROPLET_PLANS: tuple[DropletPlan, ...] = (
-    DropletPlan("gpu-h100x1-80gb", 1, 20, 240, 3.39, ("nyc2", "tor1")),
-    DropletPlan("gpu-h100x8-640gb", 8, 160, 1920, 23.92, ("nyc2", "tor1")),
-    DropletPlan("gpu-l40sx1-48gb", 1, 8, 64, 1.57, ("tor1",)),
-    DropletPlan("gpu-mi300x1-192gb", 1, 20, 240, 1.99, ("atl1",)),
-    DropletPlan("gpu-mi300x8-1536gb", 8, 160, 1920, 15.92, ("atl1",)),
+    DropletPlan("gpu-h100x1-80gb", 1, 20, 240, 3.39),
+    DropletPlan("gpu-h100x8-640gb", 8, 160, 1920, 23.92),
+    DropletPlan("gpu-l40sx1-48gb", 1, 8, 64, 1.57),
+    DropletPlan("gpu-mi300x1-192gb", 1, 20, 240, 1.99),
+    DropletPlan("gpu-mi300x8-1536gb", 8, 160, 1920, 15.92),
 )
 
 
-def _row(provider: str, instance_type: str, region: str) -> dict[str, Any]:
+def _row(provider: str, instance_type: str) -> dict[str, Any]:
+    """A row whose source does not say where the type is sold: region "unknown", never every region."""
     upstream = UPSTREAMS[provider]
     return {
         "provider": provider,
         "instance_type": instance_type,
-        "region": region,
+        "region": REGION_UNKNOWN,
         "zone": "",
         "availability": "on-demand",
         "price_source": upstream.price_source,
         "as_of": upstream.as_of,
         "available_now": "unknown",  # a price list says nothing about capacity now
-        "flags": "",
+        "flags": UNKNOWN_FLAG,
     }
 
 
 def lambda_rows(vms: list[dict[str, str]]) -> list[dict[str, Any]]:
-    """One row per GPU instance type and region of SkyPilot's Lambda table (CPU-only types are skipped)."""
-    rows = []
+    """One row per GPU instance type of SkyPilot's Lambda table (CPU-only types are skipped).
+
+    SkyPilot copies every type into every region Lambda runs (Lambda's API names only the regions with spare
+    capacity), so the table does not say where a type is sold: one row in region "unknown" at its one price.
+    """
+    rows: dict[str, dict[str, Any]] = {}
     for ref in vms:
         if not ref["AcceleratorName"]:
             continue
+        known = rows.get(ref["InstanceType"])
+        if known is not None:
+            if known["price_usd_per_hour"] != float(ref["Price"]):
+                raise ValueError(f"{ref['InstanceType']}: Lambda prices differ by region ({ref['Region']})")
+            continue
         # GpuInfo is a Python repr of the API's dict, as in the AWS reference.
         gpu = ast.literal_eval(ref["GpuInfo"])["Gpus"][0]
-        row = _row("lambda", ref["InstanceType"], ref["Region"])
+        row = _row("lambda", ref["InstanceType"])
         row.update(
             gpu=gpu["Name"],
             gpu_memory_gib=gpu["MemoryInfo"]["SizeInMiB"] / MIB_PER_GIB,
@@ -122,27 +133,25 @@ def lambda_rows(vms: list[dict[str, str]]) -> list[dict[str, Any]]:
             ram_gib=float(ref["MemoryGiB"]),
             price_usd_per_hour=float(ref["Price"]),
         )
-        rows.append(row)
-    return rows
+        rows[ref["InstanceType"]] = row
+    return list(rows.values())
 
 
 def paperspace_rows(plans: tuple[DropletPlan, ...] = DROPLET_PLANS) -> list[dict[str, Any]]:
-    """One row per GPU Droplet plan and region; the GPU is the family table's (the slug pins the variant)."""
+    """One row per GPU Droplet plan, region unknown; the GPU is the family table's (the slug pins the variant)."""
     rows = []
     for plan in plans:
         facts = family_facts("paperspace", plan.slug)
-        for region in plan.regions:
-            row = _row("paperspace", plan.slug, region)
-            row.update(
-                gpu=facts.gpu if facts else plan.slug,
-                gpu_memory_gib=None,
-                gpu_count=plan.gpu_count,
-                vcpus=plan.vcpus,
-                ram_gib=plan.ram_gib,
-                price_usd_per_hour=plan.price_usd_per_hour,
-                flags="regions_uncertain",
-            )
-            rows.append(row)
+        row = _row("paperspace", plan.slug)
+        row.update(
+            gpu=facts.gpu if facts else plan.slug,
+            gpu_memory_gib=None,
+            gpu_count=plan.gpu_count,
+            vcpus=plan.vcpus,
+            ram_gib=plan.ram_gib,
+            price_usd_per_hour=plan.price_usd_per_hour,
+        )
+        rows.append(row)
     return rows
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from planner.catalog.schema import Offer, RawOffer
+from planner.catalog.schema import REGION_UNKNOWN, Offer, RawOffer
 from planner.catalog.validate import PRICE_PARTS, SPOT_FLOOR_SHARE, Rejected, price_problem
 
 # History: a list price of one offering moves by tens of percent in a year (AWS cut its H100/A100 on-demand prices
@@ -162,12 +162,15 @@ def hold_back_prices(
     """The rows with every implausible fresh price held back, the held-back prices, and the rows that cannot stand
     without theirs (an on-demand offering with no on-demand price to keep; a spot-only one with no spot price)."""
     before = {_key(row): row for row in previous}
+    # A type the catalog knew only in region "unknown" (Lambda's and DigitalOcean's bundled rows) is the same
+    # offering once its region is known: its price there is the history of the fresh row.
+    unplaced = {str(row["instance_type"]): row for row in previous if row.get("region") == REGION_UNKNOWN}
     out: list[RawOffer] = []
     held: list[HeldPrice] = []
     dropped: list[Rejected] = []
     for raw in rows:
         row: dict[str, Any] = dict(raw)
-        old = before.get(_key(row))
+        old = before.get(_key(row)) or unplaced.get(str(row.get("instance_type") or ""))
         ident = (str(row.get("provider") or ""), *_key(row))
         standing = True
         for total, problem_of in ((ON_DEMAND, _on_demand_problem), (SPOT, _spot_problem)):

@@ -46,6 +46,9 @@ SPOT_INTERRUPTION_BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 AZURE_EVICTION_BANDS = ("0-5%", "5-10%", "10-15%", "15-20%", "20+%")
 # Every interruption label a row may carry; data/spot_bands.csv says which hazard band each one means.
 INTERRUPTION_LABELS = tuple(dict.fromkeys((*SPOT_INTERRUPTION_BUCKETS, *AZURE_EVICTION_BANDS)))
+# The region of an offering whose source does not say where it is sold (flag region_unknown): shown as such,
+# never spread over every region the cloud runs.
+REGION_UNKNOWN = "unknown"
 # Whether the cloud said, at available_checked_at, that it can launch the offering right now.
 AVAILABLE_NOW = ("true", "false", "unknown")
 
@@ -63,7 +66,7 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("provider", "text", False, "aws, gcp, azure, lambda or paperspace"),
     Column("instance_type", "text", False, "the cloud's name for the shape, e.g. p5.48xlarge, a2-highgpu-8g"),
-    Column("region", "text", False, "the cloud's region code"),
+    Column("region", "text", False, "the cloud's region code; 'unknown' where the source does not say"),
     Column("zone", "text", False, "zone (AWS AZ ID, GCP zone) where prices differ by zone; '' if region-wide"),
     Column("gpu", "text", False, "canonical GPU id from data/gpus.csv"),
     Column("gpu_count", "real", False, "GPUs per instance; fractional for partitioned GPUs (AWS g6f)"),

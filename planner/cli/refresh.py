@@ -96,8 +96,17 @@ def refresh(
             f"{MAX_TIME_LIMIT_S:g}.",
         ),
     ] = DEFAULT_TIME_LIMIT_S,
+    public: Annotated[
+        bool,
+        typer.Option(
+            "--public",
+            help="AWS from its public Price List files and Google Cloud with an API key only, even with credentials.",
+        ),
+    ] = False,
 ) -> None:
     """Refresh the catalog from every provider with your credentials; a provider that fails keeps its last catalog.
+
+    Without credentials AWS reads its public Price List files, Google Cloud uses GPUPLAN_GCP_API_KEY if set.
 
     Exit code 0 when every provider refreshed, 3 when some did (partial), 1 when none did.
     """
@@ -109,9 +118,11 @@ def refresh(
         raise InputError(f"must be table or json, got {fmt!r}", field="format")
     if progress and sys.stderr.isatty():
         with RichProgress() as bar:
-            result = run_refresh(provider or "all", regions=region or None, progress=bar, time_limit_s=time_limit)
+            result = run_refresh(
+                provider or "all", regions=region or None, progress=bar, time_limit_s=time_limit, public=public
+            )
     else:
-        result = run_refresh(provider or "all", regions=region or None, time_limit_s=time_limit)
+        result = run_refresh(provider or "all", regions=region or None, time_limit_s=time_limit, public=public)
     print(result.summary(), file=sys.stderr)
     if fmt == "json":
         report.emit(report.to_json(result.to_dict()), output)

@@ -63,6 +63,13 @@ AUTH_ERROR_CODES = frozenset(
 CREDENTIALS_HINT = (
     "set AWS_PROFILE (after `aws configure` or `aws sso login`) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 )
+# The product attributes of the plain on-demand Linux list price (both the Pricing API and the bulk files).
+LIST_PRICE_ATTRIBUTES = {
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "preInstalledSw": "NA",
+    "capacitystatus": "Used",
+}
 # Filter-list sizes: DescribeInstanceTypeOfferings and DescribeSpotPriceHistory take at most this many values per call.
 TYPES_PER_CALL = 100
 
@@ -224,18 +231,27 @@ class AwsProvider(Provider):
     def from_environment(
         cls,
         *,
+        public: bool = False,
         retry_mode: str = "adaptive",
         max_attempts: int = 8,
         connect_timeout_s: float = 10.0,
         read_timeout_s: float = 30.0,
         **options: Any,
-    ) -> AwsProvider:
-        """Clients from boto3's credential chain; ``AWS_ENDPOINT_URL*`` keep working because no endpoint is set here."""
+    ) -> Provider:
+        """Clients from boto3's credential chain; ``AWS_ENDPOINT_URL*`` keep working because no endpoint is set here.
+
+        With ``public``, or when boto3 finds no credentials, the public Price List files instead (same extra).
+        """
+        from planner.providers.aws_public import AwsPublicProvider
+
         boto3 = require("boto3", "aws")
-        config_module = require("botocore.config", "aws")
+        if public:
+            return AwsPublicProvider.from_environment(**options)
         session = boto3.Session()
         if session.get_credentials() is None:
-            raise MissingCredentials(cls.credentials_hint)
+            note = f"aws: no credentials found, so prices came from the public Price List files; {CREDENTIALS_HINT}"
+            return AwsPublicProvider.from_environment(note=note, **options)
+        config_module = require("botocore.config", "aws")
         config = config_module.Config(
             retries={"mode": retry_mode, "max_attempts": max_attempts},  # retries after the first attempt
             connect_timeout=connect_timeout_s,
@@ -433,14 +449,7 @@ class AwsProvider(Provider):
         pricing = self._client("pricing", PRICING_REGION)
         filters = [
             {"Type": "TERM_MATCH", "Field": field, "Value": value}
-            for field, value in (
-                ("instanceType", instance_type),
-                ("regionCode", region),
-                ("operatingSystem", "Linux"),
-                ("tenancy", "Shared"),
-                ("preInstalledSw", "NA"),
-                ("capacitystatus", "Used"),
-            )
+            for field, value in {"instanceType": instance_type, "regionCode": region, **LIST_PRICE_ATTRIBUTES}.items()
         ]
         token: str | None = None
         seen: set[str] = set()

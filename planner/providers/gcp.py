@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from planner.catalog.schema import Offer, RawOffer
-from planner.catalog.validate import offering_price
+from planner.catalog.validate import Rejected, offering_price
 from planner.errors import MissingCredentials
 from planner.hardware import gpu_table
 from planner.providers.base import (
@@ -227,7 +227,9 @@ class GcpProvider(Provider):
 
     name = "gcp"
     extra = "gcp"
-    credentials_hint = f"gcp: no Application Default Credentials; {CREDENTIALS_HINT}"
+    credentials_hint = (
+        f"gcp: no Application Default Credentials; {CREDENTIALS_HINT} (or set GPUPLAN_GCP_API_KEY for list prices)"
+    )
 
     def __init__(
         self,
@@ -249,8 +251,17 @@ class GcpProvider(Provider):
         self._now = now or (lambda: datetime.now(UTC))
 
     @classmethod
-    def from_environment(cls, *, timeout_s: float = DEFAULT_TIMEOUT_S, **options: Any) -> GcpProvider:
-        """Clients from Application Default Credentials; ``GPUPLAN_GCP_*_ENDPOINT`` redirect the APIs."""
+    def from_environment(
+        cls, *, public: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S, **options: Any
+    ) -> Provider:
+        """Clients from Application Default Credentials; ``GPUPLAN_GCP_*_ENDPOINT`` redirect the APIs.
+
+        With ``public``, or without credentials or a project but with an API key, list prices with the key alone.
+        """
+        from planner.providers.gcp_public import GcpPublicProvider, api_key
+
+        if public:
+            return GcpPublicProvider.from_environment(timeout_s=timeout_s, **options)
         google_auth = require("google.auth", "gcp")
         auth_exceptions = require("google.auth.exceptions", "gcp")
         compute = require("google.cloud.compute_v1", "gcp")
@@ -258,9 +269,15 @@ class GcpProvider(Provider):
         try:
             credentials, project = google_auth.default()
         except auth_exceptions.DefaultCredentialsError:
-            raise MissingCredentials(cls.credentials_hint) from None
+            credentials, project = None, None
         project = os.environ.get("GOOGLE_CLOUD_PROJECT") or project
-        if not project:
+        if credentials is None or not project:
+            if api_key() is not None:
+                missing = "project" if credentials is not None else "credentials"
+                note = f"gcp: no {missing}, so the catalog's shapes were priced with the API key; {CREDENTIALS_HINT}"
+                return GcpPublicProvider.from_environment(note=note, timeout_s=timeout_s, **options)
+            if credentials is None:
+                raise MissingCredentials(cls.credentials_hint)
             raise MissingCredentials(f"gcp: no project; {CREDENTIALS_HINT}")
 
         def endpoint(variable: str) -> dict[str, str] | None:
@@ -382,64 +399,73 @@ class GcpProvider(Provider):
         accelerators: Sequence[tuple[str, Any]],
         book: PriceBook,
         as_of: str,
-    ) -> tuple[list[RawOffer], list[Any]]:
+    ) -> tuple[list[RawOffer], list[Rejected]]:
         rows, bad = [], []
         for shape in self._shapes(region, machines, accelerators):
-            gpu_id, reason = resolve_gpu_name(shape.accelerator, None)
-            if reason:
-                bad.append(rejected(self.name, shape.instance_type, region, reason))
-                continue
-            family = shape.host.split("-")
-            series = family[0].upper()
-            variant = VARIANTS.get(family[1], "") if len(family) > 1 else ""
-            row = blank_row(self.name)
-            row.update(
-                {
-                    "instance_type": shape.instance_type,
-                    "region": region,
-                    "gpu": gpu_id,
-                    "gpu_count": float(shape.gpu_count),
-                    "gpu_memory_gib": gpu_table()[gpu_id].memory_gib,
-                    "vcpus": shape.vcpus,
-                    "ram_gib": round(shape.ram_gib, 3),
-                    "price_source": self.source,
-                    "as_of": as_of,
-                }
-            )
-            accelerator = accelerator_key(shape.accelerator)
-            # The price columns by name (the loop names them); the typed row keeps literal keys.
-            parts = cast(dict[str, Any], row)
-            for usage, total, host_column, gpu_column in (
-                ("on_demand", "price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
-                ("spot", "spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
-            ):
-                slice_price = book.whole_vm.get((accelerator, region, usage))
-                if slice_price is not None and book.core_ram(series, variant, region, usage) is None:
-                    # The GPU SKU prices the whole VM: no host/GPU split to keep.
-                    parts[total] = round(slice_price * shape.gpu_count, 6)
-                    add_flag(row, "gpu_sku_prices_whole_vm")
-                    continue
-                core_ram = book.core_ram(series, variant, region, usage)
-                per_gpu = book.gpu.get((accelerator, region, usage))
-                if core_ram is None or per_gpu is None:
-                    continue  # without both parts there is no instance price: never show a host-only price
-                host_price = core_ram[0] * shape.vcpus + core_ram[1] * shape.ram_gib
-                gpu_price = per_gpu * shape.gpu_count
-                parts[host_column], parts[gpu_column] = round(host_price, 6), round(gpu_price, 6)
-                parts[total] = offering_price(host_price, gpu_price)
-            facts = family_facts(self.name, shape.instance_type)
-            if facts is not None and facts.availability in ("spot-only", "reservation-only"):
-                # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra): no on-demand price.
-                row["price_usd_per_hour"] = row["host_price_usd_per_hour"] = row["gpu_price_usd_per_hour"] = None
-            apply_family(row, facts)
-            unpriced = row["price_usd_per_hour"] is None and row["spot_price_usd_per_hour"] is None
-            if unpriced and row["availability"] != "reservation-only":
-                reason = f"no {region} price SKU for the {series} host or {shape.accelerator}"
-                bad.append(rejected(self.name, shape.instance_type, region, reason))
-                continue
-            settle_availability(row)
-            rows.append(row)
+            row, why = shape_row(self.name, shape, region, book, self.source, as_of)
+            if row is not None:
+                rows.append(row)
+            if why is not None:
+                bad.append(why)
         return rows, bad
+
+
+def shape_row(
+    provider: str, shape: Shape, region: str, book: PriceBook, source: str, as_of: str
+) -> tuple[RawOffer | None, Rejected | None]:
+    """One shape's offering in ``region``, priced from the book (host + GPUs, or the whole-VM slice SKU), or why not."""
+    gpu_id, reason = resolve_gpu_name(shape.accelerator, None)
+    if reason:
+        return None, rejected(provider, shape.instance_type, region, reason)
+    family = shape.host.split("-")
+    series = family[0].upper()
+    variant = VARIANTS.get(family[1], "") if len(family) > 1 else ""
+    row = blank_row(provider)
+    row.update(
+        {
+            "instance_type": shape.instance_type,
+            "region": region,
+            "gpu": gpu_id,
+            "gpu_count": float(shape.gpu_count),
+            "gpu_memory_gib": gpu_table()[gpu_id].memory_gib,
+            "vcpus": shape.vcpus,
+            "ram_gib": round(shape.ram_gib, 3),
+            "price_source": source,
+            "as_of": as_of,
+        }
+    )
+    accelerator = accelerator_key(shape.accelerator)
+    # The price columns by name (the loop names them); the typed row keeps literal keys.
+    parts = cast(dict[str, Any], row)
+    for usage, total, host_column, gpu_column in (
+        ("on_demand", "price_usd_per_hour", "host_price_usd_per_hour", "gpu_price_usd_per_hour"),
+        ("spot", "spot_price_usd_per_hour", "host_spot_price_usd_per_hour", "gpu_spot_price_usd_per_hour"),
+    ):
+        slice_price = book.whole_vm.get((accelerator, region, usage))
+        if slice_price is not None and book.core_ram(series, variant, region, usage) is None:
+            # The GPU SKU prices the whole VM: no host/GPU split to keep.
+            parts[total] = round(slice_price * shape.gpu_count, 6)
+            add_flag(row, "gpu_sku_prices_whole_vm")
+            continue
+        core_ram = book.core_ram(series, variant, region, usage)
+        per_gpu = book.gpu.get((accelerator, region, usage))
+        if core_ram is None or per_gpu is None:
+            continue  # without both parts there is no instance price: never show a host-only price
+        host_price = core_ram[0] * shape.vcpus + core_ram[1] * shape.ram_gib
+        gpu_price = per_gpu * shape.gpu_count
+        parts[host_column], parts[gpu_column] = round(host_price, 6), round(gpu_price, 6)
+        parts[total] = offering_price(host_price, gpu_price)
+    facts = family_facts(provider, shape.instance_type)
+    if facts is not None and facts.availability in ("spot-only", "reservation-only"):
+        # Google does not sell the shape on demand (a3-highgpu-1g/2g/4g, A3 Ultra, A4): no on-demand price.
+        row["price_usd_per_hour"] = row["host_price_usd_per_hour"] = row["gpu_price_usd_per_hour"] = None
+    apply_family(row, facts)
+    unpriced = row["price_usd_per_hour"] is None and row["spot_price_usd_per_hour"] is None
+    if unpriced and row["availability"] != "reservation-only":
+        reason = f"no {region} price SKU for the {series} host or {shape.accelerator}"
+        return None, rejected(provider, shape.instance_type, region, reason)
+    settle_availability(row)
+    return row, None
 
 
 def default_retry(initial_s: float = 1.0, maximum_s: float = 30.0, deadline_s: float = 300.0) -> Any:

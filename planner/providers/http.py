@@ -1,4 +1,4 @@
-"""A small JSON-over-HTTPS client for the GPU clouds without an SDK (Lambda, DigitalOcean).
+"""A small JSON-over-HTTPS client for the GPU clouds without an SDK (Lambda, DigitalOcean) and public price feeds.
 
 ``requests`` and ``tenacity`` are imported lazily: importing this module loads neither. Throttling (429) and
 server errors (5xx), timeouts and dropped connections are retried with jittered exponential backoff, honouring
@@ -13,7 +13,7 @@ import ipaddress
 import json
 import socket
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
 from planner.errors import MissingCredentials, ProviderError
@@ -23,6 +23,8 @@ from planner.providers.base import DEFAULT_TIMEOUT_S, HostUnresolvable, require
 # Azure prices); past 64 MiB an answer is broken or hostile, and reading on would cost memory, not data.
 MAX_BODY_BYTES = 64 * 2**20
 CHUNK_BYTES = 2**16
+
+T = TypeVar("T")
 
 
 class TransientHttpError(Exception):
@@ -86,14 +88,14 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class JsonApi:
-    """GET JSON from one provider's API with a bearer token, retries and a timeout on every call."""
+    """GET JSON from one provider's API with a bearer token (none for a public feed), retries and a timeout."""
 
     def __init__(
         self,
         provider: str,
         extra: str,
         session: Any,
-        token: str,
+        token: str | None,
         credentials_hint: str,
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -110,7 +112,9 @@ class JsonApi:
         self._origin: tuple[str, str] | None = None  # (scheme, host:port) the token is sent to
         self._extra = extra
         self._session = session
-        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._headers = {"Accept": "application/json"}
+        if token is not None:
+            self._headers["Authorization"] = f"Bearer {token}"
         self._hint = credentials_hint
         self._timeout_s = timeout_s
         tenacity = require("tenacity", extra)
@@ -133,10 +137,16 @@ class JsonApi:
         if isinstance(exc, TransientHttpError):
             return True
         requests = require("requests", self._extra)
-        return isinstance(exc, requests.Timeout | requests.ConnectionError)
+        urllib3 = require("urllib3", self._extra)
+        # ProtocolError: the connection dropped inside a streamed body (fewer bytes than Content-Length).
+        return isinstance(exc, requests.Timeout | requests.ConnectionError | urllib3.exceptions.ProtocolError)
 
     def _check_destination(self, url: str) -> None:
-        """ProviderError unless ``url`` is https (or allowed loopback http) on the host the first call went to."""
+        """ProviderError unless ``url`` is https (or allowed loopback http) on the host the first call went to.
+
+        Only a client that sends a token is pinned: a public feed (no token) may span hosts, as AWS's price files do."""
+        if "Authorization" not in self._headers:
+            return
         parts = urlsplit(url)
         host = parts.hostname or ""
         secure = parts.scheme == "https" or (parts.scheme == "http" and self._allow_loopback_http and _loopback(host))
@@ -166,25 +176,62 @@ class JsonApi:
                 if unresolved is not None:
                     raise unresolved from None
                 raise
-            status = int(response.status_code)
-            if status == 429 or status >= 500:
-                raise TransientHttpError(
-                    f"HTTP {status} from {self.provider}", _retry_after(response.headers.get("Retry-After"))
-                )
-            if status in (401, 403):
-                raise MissingCredentials(f"{self.provider}: the API refused the token (HTTP {status}); {self._hint}")
-            if status >= 400:
-                raise ProviderError(f"{self.provider}: HTTP {status} from {url.split('?')[0]}")
-            try:
-                payload = json.loads(read_capped(response, self.provider, url, self._max_body_bytes))
-            except ValueError:
-                raise ProviderError(f"{self.provider}: the API answered with something that is not JSON") from None
-            if not isinstance(payload, dict):
-                raise ProviderError(f"{self.provider}: the API answered with a JSON {type(payload).__name__}")
-            return payload
+            with response:  # a streamed answer left unread would hold its connection: release it on every path
+                return self._json_of(response, url)
 
         try:
             answer: dict[str, Any] = self._retrying(attempt)
+        except TransientHttpError as exc:
+            raise ProviderError(f"{self.provider}: {exc} after retries") from None
+        return answer
+
+    def _json_of(self, response: Any, url: str) -> dict[str, Any]:
+        """The JSON object of one answer; TransientHttpError for 429/5xx, ProviderError for the rest."""
+        status = int(response.status_code)
+        if status == 429 or status >= 500:
+            raise TransientHttpError(
+                f"HTTP {status} from {self.provider}", _retry_after(response.headers.get("Retry-After"))
+            )
+        if status in (401, 403):
+            raise MissingCredentials(f"{self.provider}: the API refused the token (HTTP {status}); {self._hint}")
+        if status >= 400:
+            raise ProviderError(f"{self.provider}: HTTP {status} from {url.split('?')[0]}")
+        try:
+            payload = json.loads(read_capped(response, self.provider, url, self._max_body_bytes))
+        except ValueError:
+            raise ProviderError(f"{self.provider}: the API answered with something that is not JSON") from None
+        if not isinstance(payload, dict):
+            raise ProviderError(f"{self.provider}: the API answered with a JSON {type(payload).__name__}")
+        return payload
+
+    def stream(self, url: str, read: Callable[[IO[bytes]], T]) -> T:
+        """``read`` the body at ``url`` as it arrives (gzip undone), never holding it whole; the whole GET and read
+        are retried on throttling, 5xx and a connection dropped mid-body. ProviderError as for ``get``."""
+
+        self._check_destination(url)
+        requests = require("requests", self._extra)
+
+        def attempt() -> T:
+            try:
+                opened = self._session.get(url, headers=self._headers, timeout=self._timeout_s, stream=True)
+            except requests.ConnectionError as exc:
+                unresolved = unresolvable_host(exc, url, self.provider)
+                if unresolved is not None:
+                    raise unresolved from None
+                raise
+            with opened as response:
+                status = int(response.status_code)
+                if status == 429 or status >= 500:
+                    raise TransientHttpError(
+                        f"HTTP {status} from {self.provider}", _retry_after(response.headers.get("Retry-After"))
+                    )
+                if status >= 400:
+                    raise ProviderError(f"{self.provider}: HTTP {status} from {url.split('?')[0]}")
+                response.raw.decode_content = True  # urllib3 then inflates a gzip Content-Encoding while reading
+                return read(response.raw)
+
+        try:
+            answer: T = self._retrying(attempt)
         except TransientHttpError as exc:
             raise ProviderError(f"{self.provider}: {exc} after retries") from None
         return answer

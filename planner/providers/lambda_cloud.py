@@ -2,8 +2,9 @@
 
 One call, ``GET /api/v1/instance-types`` with an API key (``LAMBDA_API_KEY``), answers everything: per
 instance type the price in cents per hour, the GPU description, the specs and ``regions_with_capacity_available``.
-Lambda charges one price in every region, so each type becomes one row per region Lambda runs, with
-``available_now`` true where the API reported capacity and false elsewhere, both stamped with the time of the call.
+Lambda charges one price in every region, but the API names only the regions with spare capacity now. A type gets
+one row per region it is known in: those with capacity now (``available_now`` true) and those the catalog listed it
+in before (false), both stamped with the time of the call; a type known nowhere is in region "unknown".
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner._data import data_dir
-from planner.catalog.schema import Offer, RawOffer
+from planner.catalog.schema import REGION_UNKNOWN, Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import ProviderError, UnknownGpuError
 from planner.hardware import gpu_table, lookup
@@ -25,6 +26,7 @@ from planner.providers.base import (
     FetchResult,
     ProgressHook,
     Provider,
+    add_flag,
     apply_family,
     blank_row,
     family_facts,
@@ -32,6 +34,7 @@ from planner.providers.base import (
     settle_availability,
 )
 from planner.providers.http import JsonApi, api_from_environment
+from planner.providers.regions import UNKNOWN_FLAG, regions_by_type, sold_in
 
 API_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 URL_ENV = "GPUPLAN_LAMBDA_URL"
@@ -112,13 +115,13 @@ def parse_instance_types(data: Mapping[str, Any]) -> tuple[list[InstanceType], l
     return types, bad, cpu_only
 
 
-def bundled_regions() -> set[str]:
-    """The regions of the bundled Lambda table (data/catalog/lambda.csv)."""
+def bundled_regions() -> dict[str, set[str]]:
+    """Instance type -> the regions the bundled Lambda table (data/catalog/lambda.csv) lists it in."""
     path = data_dir() / "catalog" / "lambda.csv"
     if not path.is_file():
-        return set()
+        return {}
     with path.open(newline="", encoding="utf-8") as handle:
-        return {row["region"] for row in csv.DictReader(handle)}
+        return regions_by_type(csv.DictReader(handle))
 
 
 class LambdaProvider(Provider):
@@ -133,7 +136,7 @@ class LambdaProvider(Provider):
         api: JsonApi,
         *,
         url: str | None = None,
-        known_regions: Callable[[], Iterable[str]] | None = None,
+        known_regions: Callable[[], Mapping[str, Iterable[str]]] | None = None,
         now: Callable[[], datetime] | None = None,
     ) -> None:
         self._api = api
@@ -167,15 +170,17 @@ class LambdaProvider(Provider):
         checked_at = self._now().isoformat(timespec="seconds")
         types, bad, cpu_only = parse_instance_types(data)
         result.rejected.extend(bad)
-        # The API lists only regions with capacity; the regions Lambda runs come from the current catalog too.
-        seen = {str(row["region"]) for row in previous} or set(self._known_regions())
-        everywhere = sorted(seen.union(*(t.capacity for t in types)))
+        # The API lists only regions with capacity now: where else a type is sold comes from the current catalog.
+        known = regions_by_type(previous) if previous else {k: set(v) for k, v in self._known_regions().items()}
+        sold = {t.name: sold_in(t.capacity, known.get(t.name, ())) for t in types}
+        # Regions the catalog had are refreshed too, so a type Lambda no longer lists leaves them.
+        everywhere = sorted(set().union(*sold.values(), *known.values()))
         wanted = list(regions) if regions else everywhere
         result.regions = wanted
         hook = progress or ProgressHook()
         hook.start(self.name, len(wanted))
         for region in wanted:
-            result.rows.extend(self._row(t, region, checked_at) for t in types)
+            result.rows.extend(self._row(t, region, checked_at) for t in types if region in sold[t.name])
             hook.advance(self.name, region, True)
         with_capacity = sum(1 for t in types if t.capacity & set(wanted))
         result.notes.append(
@@ -204,5 +209,7 @@ class LambdaProvider(Provider):
             }
         )
         apply_family(row, family_facts(self.name, offer.name))
+        if region == REGION_UNKNOWN:
+            add_flag(row, UNKNOWN_FLAG)
         settle_availability(row)
         return row

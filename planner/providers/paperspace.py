@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from planner.catalog.schema import Offer, RawOffer
+from planner.catalog.schema import REGION_UNKNOWN, Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import ProviderError
 from planner.hardware import gpu_table
@@ -23,6 +23,7 @@ from planner.providers.base import (
     FetchResult,
     ProgressHook,
     Provider,
+    add_flag,
     apply_family,
     blank_row,
     family_facts,
@@ -31,6 +32,7 @@ from planner.providers.base import (
     settle_availability,
 )
 from planner.providers.http import JsonApi, api_from_environment
+from planner.providers.regions import UNKNOWN_FLAG, regions_by_type, sold_in
 
 API_URL = "https://api.digitalocean.com/v2/sizes"
 URL_ENV = "GPUPLAN_DIGITALOCEAN_URL"
@@ -160,16 +162,22 @@ class PaperspaceProvider(Provider):
         sizes, bad, not_offered = parse_sizes(list(self._sizes()))
         result.rejected.extend(bad)
         as_of = self._now().isoformat(timespec="seconds")
-        everywhere = sorted(set().union(*(s.regions for s in sizes)))
+        by_slug: dict[str, dict[bool, GpuSize]] = {}
+        for size in sizes:
+            by_slug.setdefault(size.slug, {})[size.spot] = size
+        # A size listed with no regions keeps the regions the catalog had for it, else its region is unknown.
+        known = regions_by_type(previous)
+        sold = {
+            slug: set().union(*(k.regions for k in kinds.values())) or sold_in((), known.get(slug, ()))
+            for slug, kinds in by_slug.items()
+        }
+        everywhere = sorted(set().union(*sold.values()))
         wanted = list(regions) if regions else everywhere
         result.regions = wanted
         hook = progress or ProgressHook()
         hook.start(self.name, len(wanted))
-        by_slug: dict[str, dict[bool, GpuSize]] = {}
-        for size in sizes:
-            by_slug.setdefault(size.slug, {})[size.spot] = size
         for region in wanted:
-            for slug in sorted(by_slug):
+            for slug in sorted(s for s in by_slug if region in sold[s]):
                 row = self._row(by_slug[slug], region, as_of)
                 if row is not None:
                     result.rows.append(row)
@@ -180,8 +188,9 @@ class PaperspaceProvider(Provider):
 
     def _row(self, kinds: Mapping[bool, GpuSize], region: str, as_of: str) -> RawOffer | None:
         on_demand, spot = kinds.get(False), kinds.get(True)
-        on_demand = on_demand if on_demand is not None and region in on_demand.regions else None
-        spot = spot if spot is not None and region in spot.regions else None
+        # A kind listed with no regions is priced wherever the size is sold (the caller picked the regions).
+        on_demand = on_demand if on_demand is not None and region in (on_demand.regions or {region}) else None
+        spot = spot if spot is not None and region in (spot.regions or {region}) else None
         shape = on_demand or spot
         if shape is None:
             return None
@@ -204,5 +213,7 @@ class PaperspaceProvider(Provider):
             }
         )
         apply_family(row, family_facts(self.name, shape.slug))
+        if region == REGION_UNKNOWN:
+            add_flag(row, UNKNOWN_FLAG)
         settle_availability(row)
         return row

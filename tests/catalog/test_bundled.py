@@ -186,8 +186,9 @@ def test_gcp_prices_are_list_prices() -> None:
     assert float(a3["price_usd_per_hour"]) == pytest.approx(88.49, rel=0.01)
     assert a3["as_of"].startswith("2026-07-30") and "Cyclenerd" in a3["price_source"]
     a4 = rows[("a4-highgpu-8g", "us-central1")]
-    assert float(a4["price_usd_per_hour"]) == pytest.approx(8 * 16.11)
-    for name in ("a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-ultragpu-8g"):
+    # A4 is sold like A3 Ultra (reservations, flex-start, Spot): its $16.11/GPU OnDemand slice SKU is not offered.
+    assert (a4["price_usd_per_hour"], float(a4["spot_price_usd_per_hour"])) == ("", pytest.approx(37.7464))
+    for name in ("a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-ultragpu-8g", "a4-highgpu-8g"):
         offered = [r for (shape, _), r in rows.items() if shape == name]
         assert offered and all(r["availability"] != "on-demand" and not r["price_usd_per_hour"] for r in offered)
     # No 'H100 at $4.20 per GPU' row survives anywhere.

@@ -122,7 +122,8 @@ def test_gcp_a4_gpu_sku_prices_the_whole_vm() -> None:
     assert validate_rows([fixed]).rejected == []
     rows = [r for r in bundled("gcp") if r["instance_type"] == "a4-highgpu-8g"]
     assert len(rows) >= 6 and all(r["spot_price_usd_per_hour"] for r in rows)
-    assert sum(1 for r in rows if r["price_usd_per_hour"]) >= 6  # no longer erased (issue 9)
+    # Google sells A4 through reservations, flex-start and Spot only (as A3 Ultra): no on-demand price anywhere.
+    assert all(not r["price_usd_per_hour"] and "not_sold_on_demand" in r["flags"] for r in rows)
 
 
 # GCP: upstream took DWS (flex-start) or discounted SKUs for on-demand where a region had no OnDemand SKU.

@@ -377,7 +377,8 @@ def gcp_provider(
 # -- Lambda and DigitalOcean (plain HTTPS APIs, served through `responses`) --------------------------------
 LAMBDA_URL = "https://lambda.test/api/v1/instance-types"
 DO_URL = "https://do.test/v2/sizes"
-LAMBDA_REGIONS = ("us-east-1", "us-east-3", "us-west-1", "europe-central-1")
+# Where the catalog knew each Lambda type before a refresh (the API adds the regions with capacity now).
+LAMBDA_KNOWN = {"gpu_8x_h100_sxm5": {"us-east-1"}, "gpu_1x_h100_pcie": {"europe-central-1"}}
 
 
 class ScriptedApi:
@@ -424,7 +425,7 @@ def lambda_provider(**options: Any) -> Any:
     from planner.providers.lambda_cloud import CREDENTIALS_HINT, LambdaProvider
 
     api = JsonApi("lambda", "lambda", requests.Session(), "test-key", CREDENTIALS_HINT, backoff_s=0.001, attempts=3)
-    options.setdefault("known_regions", lambda: LAMBDA_REGIONS)
+    options.setdefault("known_regions", lambda: LAMBDA_KNOWN)
     return LambdaProvider(api, url=LAMBDA_URL, now=lambda: NOW, **options)
 
 

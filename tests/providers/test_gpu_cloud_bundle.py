@@ -52,11 +52,14 @@ def test_builder_maps_skypilot_rows_through_the_family_table(tmp_path: Path) -> 
         encoding="utf-8",
     )
     builder = _builder()
+    with vms.open("a", encoding="utf-8") as more:  # the same type listed in a second region: still one row
+        more.write(f"gpu_1x_h100_pcie,H100,1.0,26.0,200.0,3.29,us-west-1,{_gpu_info('H100', 1.0, 81920)},\n")
     rows, left_out = builder.build(vms)
     lam = {r["instance_type"]: r for r in rows["lambda"]}
     # SkyPilot says only 'H100': the type's family names the PCIe variant.
     assert (lam["gpu_1x_h100_pcie"]["gpu"], lam["gpu_1x_h100_pcie"]["interconnect"]) == ("H100-PCIe", "pcie")
     assert (lam["gpu_8x_h100_sxm5"]["gpu"], lam["gpu_8x_h100_sxm5"]["interconnect"]) == ("H100-SXM", "nvswitch")
+    assert len(rows["lambda"]) == 2 and lam["gpu_1x_h100_pcie"]["region"] == "unknown"
     assert [(r.instance_type, r.reason) for r in left_out] == [
         ("gpu_8x_h200_sxm5", "instance type is in no covered family")
     ]
@@ -77,9 +80,18 @@ def test_bundled_rows_are_dated_sourced_and_single_node() -> None:
             assert facts is not None and "single node only" in facts.notes
             assert row["network_gbps"] == ""  # so rank refuses multi-node runs on them
     lam = {(r["instance_type"], r["region"]): r for r in _read("lambda")}
-    assert lam[("gpu_8x_h100_sxm5", "us-east-1")]["price_usd_per_hour"] == "31.92"
-    assert lam[("gpu_1x_gh200", "us-east-1")]["gpu"] == "GH200"
-    assert lam[("gpu_1x_rtx6000", "us-east-1")]["gpu"] == "Quadro-RTX-6000"
+    assert lam[("gpu_8x_h100_sxm5", "unknown")]["price_usd_per_hour"] == "31.92"
+    assert lam[("gpu_1x_gh200", "unknown")]["gpu"] == "GH200"
+    assert lam[("gpu_1x_rtx6000", "unknown")]["gpu"] == "Quadro-RTX-6000"
     do = {(r["instance_type"], r["region"]): r for r in _read("paperspace")}
-    assert do[("gpu-h100x8-640gb", "nyc2")]["price_usd_per_hour"] == "23.92"
-    assert do[("gpu-mi300x1-192gb", "atl1")]["gpu"] == "MI300X"
+    assert do[("gpu-h100x8-640gb", "unknown")]["price_usd_per_hour"] == "23.92"
+    assert do[("gpu-mi300x1-192gb", "unknown")]["gpu"] == "MI300X"
+
+
+def test_bundled_rows_claim_no_region_their_source_does_not_name() -> None:
+    # SkyPilot's Lambda table copies every type into every region and DigitalOcean's price page names none:
+    # one row per type in region "unknown", flagged, rather than a guess per region.
+    for provider in ("lambda", "paperspace"):
+        rows = _read(provider)
+        assert {(r["region"], r["flags"]) for r in rows} == {("unknown", "region_unknown")}
+        assert len(rows) == len({r["instance_type"] for r in rows})

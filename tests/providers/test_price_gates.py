@@ -61,7 +61,7 @@ def test_lambda_h100_at_a_hundred_times_its_price_is_held_back(api: responses.Re
     assert {h.instance_type for h in held} == {H100} and {h.value for h in held} == {2392.0}
     assert all("74.9x the offering's previous price 31.92" in h.reason for h in held)
     assert report.exit_code == 3
-    assert f"held back lambda {H100} us-east-1: price_usd_per_hour 2392 held back" in report.summary()
+    assert f"held back lambda {H100} us-east-3: price_usd_per_hour 2392 held back" in report.summary()
 
 
 def test_every_price_at_two_percent_is_held_back(api: responses.RequestsMock, tmp_path: Path) -> None:

@@ -182,16 +182,6 @@ def test_expired_credentials_are_one_line_with_the_setup_hint() -> None:
     assert "\n" not in message
 
 
-def test_missing_credentials_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    with pytest.raises(MissingCredentials, match="aws: no usable credentials"):
-        AwsProvider.from_environment()
-
-
 def test_from_environment_sets_retries_and_timeouts_and_keeps_endpoint_overrides(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -23,6 +23,9 @@ def no_cloud_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
         "AWS_SESSION_TOKEN",
         "AWS_PROFILE",
         "AZURE_SUBSCRIPTION_ID",
+        "LAMBDA_API_KEY",
+        "GOOGLE_API_KEY",
+        "GPUPLAN_GCP_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
@@ -40,12 +43,15 @@ def prices_api() -> Iterator[None]:
 
 
 def test_no_credentials_at_all_exits_1_with_one_line_per_provider(no_cloud_credentials: None) -> None:
-    result = CliRunner().invoke(app, ["catalog", "refresh", "--provider", "aws", "--provider", "gcp", "--no-progress"])
+    # (AWS needs none: without credentials it reads the public Price List, tested in test_provider_aws_public.)
+    result = CliRunner().invoke(
+        app, ["catalog", "refresh", "--provider", "gcp", "--provider", "lambda", "--no-progress"]
+    )
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    assert lines[0].startswith("aws: not refreshed, kept the previous catalog: no usable credentials; set AWS_PROFILE")
-    assert lines[1].startswith("gcp: not refreshed, kept the previous catalog: no Application Default Credentials")
-    assert "gcloud auth application-default login" in lines[1]
+    assert lines[0].startswith("gcp: not refreshed, kept the previous catalog: no Application Default Credentials")
+    assert "gcloud auth application-default login" in lines[0]
+    assert lines[1].startswith("lambda: not refreshed, kept the previous catalog: no credentials; set LAMBDA_API_KEY")
     assert result.stdout == ""
 
 
@@ -56,7 +62,7 @@ def test_partial_refresh_exits_3_and_prints_the_json_report(no_cloud_credentials
             "catalog",
             "refresh",
             "-p",
-            "aws",
+            "lambda",
             "-p",
             "azure",
             "-r",
@@ -71,7 +77,7 @@ def test_partial_refresh_exits_3_and_prints_the_json_report(no_cloud_credentials
     assert result.exit_code == 3, result.stderr
     payload = json.loads(result.stdout)
     by_name = {p["provider"]: p for p in payload["providers"]}
-    assert by_name["aws"]["error"].startswith("aws: no usable credentials")
+    assert by_name["lambda"]["error"].startswith("lambda: no credentials")
     assert by_name["azure"]["rows_written"] >= 1 and by_name["azure"]["regions"] == ["eastus"]
     assert any("specs came from the bundled table" in n for n in by_name["azure"]["notes"])
     assert payload["exit_code"] == 3
@@ -91,3 +97,25 @@ def test_a_time_limit_out_of_range_names_the_real_flag(cli: CliRun) -> None:
     code, _out, err = cli("catalog", "refresh", "--time-limit", "1e10", "--no-progress")
     assert code == 2
     assert err == "error: --time-limit must be a number of seconds above 0 and up to 86400, got 1e+10\n"
+
+
+def test_public_flag_refreshes_aws_from_the_public_files(
+    no_cloud_credentials: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from providers.loopback import loopback
+    from providers.test_provider_aws_public import serve_all
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # credentials present: --public still reads the public files
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with loopback() as server:
+        serve_all(server, "us-east-1")
+        monkeypatch.setenv("GPUPLAN_AWS_PRICE_LIST_URL", server.base_url)
+        monkeypatch.setenv("GPUPLAN_AWS_SPOT_PRICES_URL", f"{server.base_url}/spot.js")
+        monkeypatch.setenv("GPUPLAN_AWS_SPOT_ADVISOR_URL", f"{server.base_url}/spot-advisor-data.json")
+        result = CliRunner().invoke(
+            app, ["catalog", "refresh", "-p", "aws", "-r", "us-east-1", "--public", "--format", "json", "--no-progress"]
+        )
+    assert result.exit_code == 0, result.stderr
+    aws = json.loads(result.stdout)["providers"][0]
+    assert aws["rows_written"] == 2 and aws["regions"] == ["us-east-1"]
+    assert result.stderr.startswith("aws: 2 offerings from 1/1 regions")

@@ -157,9 +157,9 @@ def test_importing_the_providers_imports_no_cloud_sdk() -> None:
     code = (
         "import sys, planner.providers, planner.providers.base, planner.refresh, planner.providers.aws, "
         "planner.providers.gcp, planner.providers.azure, planner.providers.lambda_cloud, planner.providers.paperspace, "
-        "planner.providers.http\n"
+        "planner.providers.http, planner.providers.aws_public, planner.providers.gcp_public\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'google', 'azure', 'requests', "
-        "'tenacity', 'pandas')]\n"
+        "'tenacity', 'pandas', 'ijson')]\n"
         "print(','.join(sorted(loaded)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
@@ -232,3 +232,27 @@ def test_refresh_routes_the_region_codes_of_every_provider() -> None:
     samples = {"lambda": ("us-east-1", "europe-central-1"), "paperspace": ("nyc2", "tor1", "atl1")}
     for name, codes in samples.items():
         assert all(REGION_PATTERNS[name].match(code) for code in codes), name
+
+
+@pytest.mark.parametrize("name", ["aws", "gcp"])
+def test_no_account_adapters_keep_the_contract(name: str) -> None:
+    """The public-file AWS adapter and the API-key Google one stand in for their provider: same contract."""
+    from providers import test_provider_aws_public as aws_public
+    from providers import test_provider_gcp_public as gcp_public
+    from providers.loopback import loopback
+
+    with loopback() as server:
+        if name == "aws":
+            aws_public.serve_all(server, "us-east-1")
+            provider: Provider = aws_public.provider(server)
+        else:
+            server.serve(gcp_public.SKUS, gcp_public.catalog)
+            provider = gcp_public.provider(server)
+        result = provider.fetch(["us-east-1" if name == "aws" else "us-central1"])
+    assert isinstance(provider, Provider) and provider.name == name and provider.extra == name
+    assert provider.credentials_hint.startswith(f"{name}: ")
+    assert result.rows
+    for row in result.rows:
+        assert tuple(row) == COLUMN_NAMES and row["provider"] == name
+        assert row["price_source"].startswith(provider.source)
+    assert validate_rows(result.rows).rejected == []

@@ -17,7 +17,7 @@ from planner.catalog.validate import validate_rows
 from planner.errors import MissingCredentials, ProviderError
 from planner.providers.lambda_cloud import LambdaProvider, gpu_from_description
 from planner.refresh import refresh
-from providers.provider_fakes import LAMBDA_REGIONS, LAMBDA_URL, NOW, ScriptedApi, lambda_answer, lambda_provider
+from providers.provider_fakes import LAMBDA_KNOWN, LAMBDA_URL, NOW, ScriptedApi, lambda_answer, lambda_provider
 
 CHECKED = NOW.isoformat(timespec="seconds")
 CliRun = Callable[..., tuple[int, str, str]]
@@ -42,11 +42,22 @@ def _by(rows: list[dict[str, object]], instance_type: str, region: str) -> dict[
 def test_one_row_per_type_and_region_with_capacity_as_data(api: responses.RequestsMock) -> None:
     _serve(api)
     result = lambda_provider().fetch()
-    assert result.regions == sorted(LAMBDA_REGIONS)
+    assert result.regions == ["europe-central-1", "unknown", "us-east-1", "us-east-3", "us-west-1"]
     types = {r["instance_type"] for r in result.rows}
     # The CPU-only type is skipped; the unknown GPU is rejected with a reason, not dropped silently.
     assert types == {"gpu_8x_h100_sxm5", "gpu_1x_h100_pcie", "gpu_1x_a100", "gpu_1x_gh200", "gpu_1x_a10"}
-    assert len(result.rows) == len(types) * len(LAMBDA_REGIONS)
+    # Each type only where Lambda has capacity now or the catalog knew it: never in every region.
+    assert {(r["instance_type"], r["region"]) for r in result.rows} == {
+        ("gpu_8x_h100_sxm5", "us-east-3"),
+        ("gpu_8x_h100_sxm5", "us-east-1"),  # known before, no capacity now
+        ("gpu_1x_h100_pcie", "us-west-1"),
+        ("gpu_1x_h100_pcie", "us-east-1"),
+        ("gpu_1x_h100_pcie", "europe-central-1"),
+        ("gpu_1x_gh200", "us-east-3"),
+        ("gpu_1x_a10", "us-west-1"),
+        ("gpu_1x_a100", "unknown"),  # no capacity and never seen anywhere: said so, not guessed
+    }
+    assert _by(result.rows, "gpu_1x_a100", "unknown")["flags"] == "region_unknown"
     assert [(r.instance_type, r.reason) for r in result.rejected] == [
         ("gpu_1x_mystery", "GPU 'Mystery (12 GB)' is not in the hardware table (data/gpus.csv)")
     ]
@@ -56,7 +67,7 @@ def test_one_row_per_type_and_region_with_capacity_as_data(api: responses.Reques
     assert (h100["available_now"], h100["available_checked_at"], h100["as_of"]) == ("true", CHECKED, CHECKED)
     assert _by(result.rows, "gpu_8x_h100_sxm5", "us-east-1")["available_now"] == "false"
     # The API's description names the variant the type name hides.
-    assert _by(result.rows, "gpu_1x_a100", "us-east-1")["gpu"] == "A100-PCIe-40GB"
+    assert _by(result.rows, "gpu_1x_a100", "unknown")["gpu"] == "A100-PCIe-40GB"
     assert {r["available_now"] for r in result.rows if r["instance_type"] == "gpu_1x_a100"} == {"false"}
     assert validate_rows(result.rows).rejected == []
     assert result.notes == [
@@ -66,12 +77,43 @@ def test_one_row_per_type_and_region_with_capacity_as_data(api: responses.Reques
 
 def test_regions_come_from_the_current_catalog_and_the_capacity_lists(api: responses.RequestsMock) -> None:
     _serve(api)
-    previous = [make_offer(provider="lambda", region="asia-south-1")]
+    previous = [
+        make_offer(provider="lambda", instance_type="gpu_1x_a10", region="asia-south-1"),
+        make_offer(provider="lambda", instance_type="gpu_1x_a100", region="unknown"),
+    ]
     result = lambda_provider().fetch(previous=previous)
-    # A region with capacity now (us-west-1) is added to the one the catalog knows.
-    assert result.regions == ["asia-south-1", "us-east-1", "us-east-3", "us-west-1"]
+    # A region with capacity now (us-west-1) is added to the one the catalog knows, for that type only.
+    assert result.regions == ["asia-south-1", "unknown", "us-east-1", "us-east-3", "us-west-1"]
+    assert {r["region"] for r in result.rows if r["instance_type"] == "gpu_1x_a10"} == {"asia-south-1", "us-west-1"}
+    assert {r["region"] for r in result.rows if r["instance_type"] == "gpu_8x_h100_sxm5"} == {"us-east-3"}
+    assert {r["region"] for r in result.rows if r["instance_type"] == "gpu_1x_a100"} == {"unknown"}
     asked = lambda_provider().fetch(["us-west-1"])
     assert {r["region"] for r in asked.rows} == {"us-west-1"} and asked.regions == ["us-west-1"]
+
+
+def test_a_type_found_with_capacity_leaves_region_unknown(api: responses.RequestsMock, tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path / "c.sqlite", seed=False)
+    store.write_snapshot(
+        "lambda",
+        [
+            make_offer(
+                provider="lambda",
+                instance_type="gpu_1x_gh200",
+                gpu="GH200",
+                gpu_memory_gib=96.0,
+                price_usd_per_hour=1.49,  # Lambda's list price: the refresh's history gate passes it
+                region="unknown",
+                zone="",
+            )
+        ],
+        source="bundled",
+        as_of="2026-11-01T00:00:00+00:00",
+    )
+    _serve(api)
+    report = refresh("lambda", store=store, clients={"lambda": lambda_provider()})
+    assert report.exit_code == 0, report.summary()
+    frame = store.read_current()
+    assert set(frame[frame["instance_type"] == "gpu_1x_gh200"]["region"]) == {"us-east-3"}
 
 
 def test_throttling_is_retried(api: responses.RequestsMock) -> None:
@@ -155,7 +197,7 @@ def test_endpoint_override_and_key_from_the_environment(
     monkeypatch.setenv("LAMBDA_API_KEY", "test-key")
     monkeypatch.setenv("GPUPLAN_LAMBDA_URL", LAMBDA_URL)
     scripted = _serve(api)
-    provider = LambdaProvider.from_environment(known_regions=lambda: LAMBDA_REGIONS, backoff_s=0.001)
+    provider = LambdaProvider.from_environment(known_regions=lambda: LAMBDA_KNOWN, backoff_s=0.001)
     assert provider.fetch().rows and len(scripted.calls) == 1
 
 

@@ -117,3 +117,21 @@ def test_endless_pages_are_cut(api: responses.RequestsMock) -> None:
     api.add_callback(responses.GET, re.compile(re.escape(DO_URL)), callback=loop)
     with pytest.raises(ProviderError, match="more than 50 pages"):
         paperspace_provider().fetch()
+
+
+def test_a_size_listed_without_regions_keeps_the_known_ones_or_says_unknown(api: responses.RequestsMock) -> None:
+    from providers.provider_fakes import load
+
+    page = load("digitalocean_sizes_pages.json")["page1"]
+    page["links"] = {}  # one page
+    for size in page["sizes"]:
+        if size["slug"] == "gpu-h100x8-640gb":
+            size["regions"] = []
+    _serve(api, faults=[(200, page), (200, page)])
+    first = paperspace_provider().fetch()
+    eight = [r for r in first.rows if r["instance_type"] == "gpu-h100x8-640gb"]
+    assert [(r["region"], r["flags"]) for r in eight] == [("unknown", "region_unknown")]
+    assert first.regions == ["nyc2", "tor1", "unknown"]
+    previous = [make_offer(provider="paperspace", instance_type="gpu-h100x8-640gb", region="tor1", zone="")]
+    second = paperspace_provider().fetch(previous=previous)
+    assert {r["region"] for r in second.rows if r["instance_type"] == "gpu-h100x8-640gb"} == {"tor1"}
