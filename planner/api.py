@@ -107,12 +107,16 @@ def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
 
 
 def stale_warnings(ages: dict[str, float]) -> list[str]:
-    """One line per provider whose prices are older than STALE_AFTER_DAYS."""
+    """One line naming every provider whose prices are older than STALE_AFTER_DAYS, with their ages and the call
+    that refreshes them (none when every price is fresh)."""
+    stale = [
+        f"{provider} {age / 24:,.0f} days" for provider, age in sorted(ages.items()) if age > STALE_AFTER_DAYS * 24
+    ]
+    if not stale:
+        return []
     return [
-        f"{WARNING_PREFIX}{provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh "
-        "them before buying"
-        for provider, age in sorted(ages.items())
-        if age > STALE_AFTER_DAYS * 24
+        f"{WARNING_PREFIX}prices older than {STALE_AFTER_DAYS:g} days: {', '.join(stale)}; {LIBRARY_CALLS['refresh']} "
+        "updates them"
     ]
 
 
@@ -439,6 +443,7 @@ def rank(
     return replace(
         result,
         catalog_as_of=as_of,
+        year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
         notes=[
             *selection.notes,
             *result.notes,
@@ -446,6 +451,28 @@ def rank(
             *stale_warnings(ages),
         ],
     )
+
+
+def _year_note(
+    result: RankResult, offers: pd.DataFrame, job: Workload, request: RankRequest, estimator: Estimator
+) -> str | None:
+    """That no option finishes within a year and what would, when the best one does not (else None).
+
+    Only then is the job ranked again, on up to MAX_NODES instances without deadline or budget: the fewest nodes
+    that would finish it within a year, or how much less work would."""
+    from planner.cost.explain import YEAR_HOURS, beyond_a_year
+    from planner.cost.rank import rank as _rank
+    from planner.cost.request import MAX_NODES
+
+    best = result.best()
+    if best is None or float(best["time_to_solution_hours"]) <= YEAR_HOURS:
+        return None
+    options = result.table[result.table["rank"].notna()]
+    wider = None
+    if request.max_nodes < MAX_NODES and not (options["time_to_solution_hours"] <= YEAR_HOURS).any():
+        relaxed = replace(request, max_nodes=MAX_NODES, deadline_hours=None, budget_usd=None, top=None, by="time")
+        wider = _rank(offers, job, relaxed, estimator).table
+    return beyond_a_year(best, options, request.max_nodes, wider, MAX_NODES, job.total_work(), job.work_unit)
 
 
 def _default_estimator() -> Estimator:

@@ -23,9 +23,10 @@ WideOpt = Annotated[bool, typer.Option("--wide", help="Table: every column (vCPU
 
 def note(message: str) -> None:
     """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.cli import in_cli_words
     from planner.report import visible
 
-    print(visible(message), file=sys.stderr)
+    print(visible(in_cli_words(message)), file=sys.stderr)
 
 
 def render(
@@ -165,14 +166,13 @@ def status(
     output: OutputOpt = None,
 ) -> None:
     """Per provider: rows, source (bundled or live), as_of, age of the current catalog, and whether it is stale."""
-    from planner.api import catalog_status
-    from planner.catalog.query import STALE_AFTER_DAYS
+    from planner.api import catalog_status, stale_warnings
 
     frame = catalog_status(provider=provider)
     columns = ("provider", "rows", "kind", "as_of", "age_days", "stale", "source")
     render(frame, fmt, output, title="Catalog", columns=columns)
-    for name in frame.loc[frame["stale"], "provider"]:
-        note(f"warning: {name} prices are older than {STALE_AFTER_DAYS:g} days; refresh them before buying")
+    for message in stale_warnings(dict(zip(frame["provider"], frame["age_hours"], strict=True))):
+        note(message)
 
 
 def history(

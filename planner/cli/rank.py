@@ -92,6 +92,7 @@ HIDDEN_IN_TABLE = (
     "time_high_hours",
     "checkpoint_every_hours",
     "price_as_of",
+    "price_age_days",
     "price_per_gpu_usd_per_hour",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
@@ -121,9 +122,10 @@ WIDER_MAX_NODES = 16
 
 def note(message: str) -> None:
     """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.cli import in_cli_words
     from planner.report import visible
 
-    print(visible(message), file=sys.stderr)
+    print(visible(in_cli_words(message)), file=sys.stderr)
 
 
 def _payload(result: RankResult, table: Any) -> dict[str, Any]:
