@@ -52,6 +52,10 @@ def render(
     report.emit(text, output)
 
 
+# What `gpus` leaves out first on a terminal too narrow for every column (CSV and JSON carry them all).
+GPU_DROP_ORDER = ("tf32_tflops", "memory_type", "nvlink_gbps", "sustained_fp32_tflops", "fp32_tflops", "architecture")
+
+
 def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
     """List the GPU hardware table: memory, bandwidth, dense peak TFLOP/s per precision, NVLink, TDP, source."""
     from planner.api import hardware_table
@@ -79,6 +83,7 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
         output,
         title="GPU hardware (dense peaks; sustained = the matmul rate the model uses)",
         columns=columns,
+        drop_first=GPU_DROP_ORDER,
     )
 
 

@@ -96,10 +96,10 @@ HIDDEN_IN_TABLE = (
     "price_per_gpu_usd_per_hour",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
-# --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded).
-WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "p_no_interruption", "co2_kg",
-                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "nodes", "gpus_per_node",
-                   "notes")  # fmt: skip
+# --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded);
+# the notes before what tells one option from another (node count, GPUs per node).
+WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "co2_kg", "notes", "p_no_interruption",
+                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node", "nodes")  # fmt: skip
 AvailableOpt = Annotated[
     bool,
     typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
@@ -215,7 +215,7 @@ def _finish(
 
     ``quiet`` keeps only the warnings and the reason for nothing: the rest is already in the data or the JSON.
     ``shown_table``: the rows the table shows; a note explains each spot marker (RISKY, FLOOR) among them.
-    ``hint``: what would give an answer where there is none (more instances), said before the reason.
+    ``hint``: what would give an answer where there is none (more instances), said after the reason.
     """
     from planner.report import notes_to_show
 
@@ -244,9 +244,9 @@ def _finish(
         for line in result.assumptions:
             note(f"- {line}")
     if result.empty:
-        if hint:
-            note(hint)
         note(f"no option: {result.message or 'no choice has an option (see each one why)'}")
+        if hint:
+            note(hint)  # what would give an answer follows the reason there is none
         raise typer.Exit(1)
 
 
@@ -334,7 +334,7 @@ def rank(
         # their network, would.
         wider = ask(max_nodes=WIDER_MAX_NODES)
         if not wider.empty:
-            best = wider.headline_lines()[:1]
+            best = [wider.option_line(row) for row in [wider.best()] if row is not None]
             verb = "meet it" if deadline_hours is not None or budget_usd is not None else "run it"
             hint = "; ".join([f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options {verb}", *best])
     total = len(result.table)

@@ -87,8 +87,9 @@ def test_rank_with_no_option_says_whether_more_nodes_would_meet_the_deadline(sto
     code, _, err = cli(*["rank", *JOB, "--deadline-hours", "2"])
     assert code == 1
     lines = err.strip().splitlines()
-    assert lines[-1].startswith("no option: no offering meets a 2-hour deadline")
-    assert lines[-2].startswith("with --max-nodes 16, ") and "options meet it; best " in lines[-2]
+    # The reason first, then what would give an answer.
+    assert lines[-2].startswith("no option: no offering meets a 2-hour deadline")
+    assert lines[-1].startswith("with --max-nodes 16, ") and "options meet it; best " in lines[-1]
     code, _, err = cli(*["rank", *JOB, "--deadline-hours", "2", "--max-nodes", "16"])
     assert code == 0 and "with --max-nodes" not in err
 
