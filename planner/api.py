@@ -369,9 +369,16 @@ def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
 
 
 def _refuse_unknown(options: dict[str, Any], known: Sequence[str]) -> None:
+    """An InputError for the first keyword not among ``known``, with its close spellings first (a typo)."""
     if options:
         name = sorted(options)[0]
-        raise InputError(f"is not an argument here; known: {', '.join(known)}", field=name)
+        hint = checks.suggestion(name, known)
+        raise InputError(f"is not an argument here{hint}; known: {', '.join(known)}", field=name)
+
+
+# rank's own keyword arguments, for the close spellings of a mistyped one.
+RANK_ARGUMENTS = ("provider", "region", "gpu", "instance_type", "min_gpu_memory_gib", "max_age_hours",
+                  "available_only", "request", "catalog", "store", "estimator")  # fmt: skip
 
 
 def rank(
@@ -412,7 +419,8 @@ def rank(
         twice = sorted(set(rest) & {*RankRequest.field_names(), "measured", "measured_on", "efficiency"})
         if twice:
             raise InputError("is given both here and in request=; set it in the request only", field=twice[0])
-    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), "measured", "measured_on", "efficiency"))
+    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), "measured", "measured_on", "efficiency",
+                           *RANK_ARGUMENTS))  # fmt: skip
     job = resolve_workload(workload, **fields)
     frame = _load(catalog, store, derived=False)
     selection = select_offers(

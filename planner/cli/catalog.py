@@ -98,6 +98,10 @@ def offers(
         list[str] | None, typer.Option("--provider", "-p", help="aws, gcp, azure, lambda or paperspace; repeatable.")
     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")] = None,
+    instance: Annotated[
+        list[str] | None,
+        typer.Option("--instance", "--instance-type", "-i", help="Only these instance types; repeatable."),
+    ] = None,
     max_price: Annotated[float | None, typer.Option(help="At most this price per instance-hour, USD.")] = None,
     spot: Annotated[
         bool, typer.Option("--spot", help="Only offerings with a spot price; price filters use it.")
@@ -126,6 +130,7 @@ def offers(
         min_gpu_memory_gib=min_gpu_memory,
         providers=provider or [],
         regions=region or [],
+        instance_types=instance or [],
         max_price_usd_per_hour=max_price,
         spot=spot,
         sort=sort,
