@@ -209,10 +209,8 @@ class RankResult:
             text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
         for reason in explained:
             text += f"; {reason}"
-        age = row.get("price_age_days")
-        if age is not None and age == age and age > HEADLINE_PRICE_AGE_DAYS:
-            text += f"; price from {str(row['price_as_of'])[:10]}, {age:,.0f} days old"
-        return text
+        age = price_age_text(row)
+        return f"{text}; {age}" if age else text
 
     def cost_lines(self, rank: int) -> list[CostLine]:
         """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""
@@ -262,6 +260,22 @@ def caveats(row: pd.Series) -> tuple[list[str], list[str]]:
     if UNCALIBRATED_NOTE in notes:
         sentences.append(f"{row['gpu']}: {UNCALIBRATED_NOTE}")
     return words, sentences
+
+
+def price_age_text(row: pd.Series) -> str | None:
+    """'price from 2026-07-09, 142 days old' when the option's price is older than HEADLINE_PRICE_AGE_DAYS."""
+    age = row.get("price_age_days")
+    if age is None or age != age or age <= HEADLINE_PRICE_AGE_DAYS:
+        return None
+    return f"price from {str(row['price_as_of'])[:10]}, {age:,.0f} days old"
+
+
+def caveat_marks(options: pd.DataFrame) -> pd.Series:
+    """' RISKY', ' FLOOR', ' RISKY FLOOR' or '' per option: the words to put after its pricing in a table."""
+    spot = options["pricing"] == "spot"
+    risky = spot & options["spot_risky"].astype(bool)
+    floor = spot & options["notes"].fillna("").astype(str).str.contains(SPOT_FLOOR_NOTE, regex=False)
+    return risky.map({True: " RISKY", False: ""}) + floor.map({True: " FLOOR", False: ""})
 
 
 def actionable(options: pd.DataFrame) -> pd.Series:
