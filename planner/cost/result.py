@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +138,11 @@ class RankResult:
         "Best" follows the table's order; a spot option a buyer can act on (``actionable``) is preferred over one
         that is not.
         """
+        return self._pair
+
+    @functools.cached_property
+    def _pair(self) -> tuple[pd.Series | None, pd.Series | None]:
+        # Once per result: every face asks for it several times (headline, best, passed over), on thousands of rows.
         if self.empty:
             return None, None
         options = self._options()

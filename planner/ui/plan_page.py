@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -106,6 +105,14 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
             key=KEY + "available_only",
             help="Clouds that report capacity (Lambda) at the last refresh; the others have no capacity figure.",
         )
+        st.number_input(
+            "Max price age, days (0 = any)",
+            min_value=0.0,
+            step=7.0,
+            format="%g",
+            key=KEY + "max_age_days",
+            help="Refuse prices older than this; narrow the providers to those refreshed recently.",
+        )
         with st.expander("Training, precision and software"):
             st.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
             trainable_share_input(st, KEY)
@@ -128,55 +135,69 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
             schedule_inputs([st, st, st], KEY)
 
 
-def _log_if_wide(values: pd.Series) -> alt.Scale:
+# What the chart draws and its tooltips show: only these are serialised to the browser (the whole table took most of
+# a re-rank's time).
+CHART_COLUMNS = ["time_to_solution_hours", "cost_usd", "gpu", "pricing", "pareto", "provider", "region",
+                 "instance_type", "gpus", "usd_per_gpu_hour"]  # fmt: skip
+
+
+def _log_if_wide(values: pd.Series) -> dict[str, Any]:
     """A log axis when the values span more than a factor of 20, else a linear one from zero."""
     low, high = float(values.min()), float(values.max())
-    return alt.Scale(type="log") if low > 0 and high / low > 20 else alt.Scale(zero=True)
+    return {"type": "log"} if low > 0 and high / low > 20 else {"zero": True}
 
 
-def _chart(view: pd.DataFrame) -> alt.Chart:
-    """Cost against time, one point per option: colour per GPU, shape per pricing, the Pareto front opaque."""
+def _chart(view: pd.DataFrame) -> dict[str, Any]:
+    """Cost against time, one point per option: colour per GPU, shape per pricing, the Pareto front opaque.
+
+    A Vega-Lite spec written out: built through altair, its schema validation cost 0.15-0.25 s of every re-rank.
+    """
     gpus = sorted(view["gpu"].unique())
-    chart: alt.Chart = (
-        alt.Chart(view)
-        .mark_point(size=80, filled=True)
-        .encode(
-            x=alt.X(
-                "time_to_solution_hours:Q",
-                title="time to solution (hours)",
-                scale=_log_if_wide(view["time_to_solution_hours"]),
-            ),
-            y=alt.Y("cost_usd:Q", title="cost per run (USD)", scale=_log_if_wide(view["cost_usd"])),
-            # category20 has a distinct colour for up to 20 GPUs (tableau10 repeats after ten).
-            # Below the chart in columns: to its right, a list of 20-odd GPUs ran past the chart's foot.
-            color=alt.Color(
-                "gpu:N",
-                title="GPU",
-                scale=alt.Scale(domain=gpus, scheme="category20"),
-                legend=alt.Legend(orient="bottom", columns=6, symbolLimit=0),
-            ),
+    return {
+        "mark": {"type": "point", "size": 80, "filled": True},
+        "height": 380,
+        "encoding": {
+            "x": {
+                "field": "time_to_solution_hours",
+                "type": "quantitative",
+                "title": "time to solution (hours)",
+                "scale": _log_if_wide(view["time_to_solution_hours"]),
+            },
+            "y": {
+                "field": "cost_usd",
+                "type": "quantitative",
+                "title": "cost per run (USD)",
+                "scale": _log_if_wide(view["cost_usd"]),
+            },
+            # category20 has a distinct colour for up to 20 GPUs (tableau10 repeats after ten); the legend below the
+            # chart in columns: to its right, a list of 20-odd GPUs ran past the chart's foot.
+            "color": {
+                "field": "gpu",
+                "type": "nominal",
+                "title": "GPU",
+                "scale": {"domain": gpus, "scheme": "category20"},
+                "legend": {"orient": "bottom", "columns": 6, "symbolLimit": 0},
+            },
             # Its legend on top: below the GPU legend it fell outside the chart, and the spot triangle with it.
-            shape=alt.Shape(
-                "pricing:N",
-                title="pricing",
-                scale=alt.Scale(domain=["on-demand", "spot"], range=["circle", "triangle"]),
-                legend=alt.Legend(orient="top"),
-            ),
-            opacity=alt.condition("datum.pareto", alt.value(1.0), alt.value(0.35)),
-            tooltip=[
-                "provider",
-                "region",
-                "instance_type",
-                "gpus",
-                "pricing",
-                alt.Tooltip("cost_usd:Q", format=",.0f", title="cost $"),
-                alt.Tooltip("time_to_solution_hours:Q", format=",.1f", title="hours"),
-                alt.Tooltip("usd_per_gpu_hour:Q", format=".2f", title="$/GPU-h"),
+            "shape": {
+                "field": "pricing",
+                "type": "nominal",
+                "title": "pricing",
+                "scale": {"domain": ["on-demand", "spot"], "range": ["circle", "triangle"]},
+                "legend": {"orient": "top"},
+            },
+            "opacity": {"condition": {"test": "datum.pareto", "value": 1.0}, "value": 0.35},
+            "tooltip": [
+                *(
+                    {"field": name, "type": "nominal"}
+                    for name in ("provider", "region", "instance_type", "gpus", "pricing")
+                ),
+                {"field": "cost_usd", "type": "quantitative", "format": ",.0f", "title": "cost $"},
+                {"field": "time_to_solution_hours", "type": "quantitative", "format": ",.1f", "title": "hours"},
+                {"field": "usd_per_gpu_hour", "type": "quantitative", "format": ".2f", "title": "$/GPU-h"},
             ],
-        )
-        .properties(height=380)
-    )
-    return chart
+        },
+    }
 
 
 def _price_ages() -> str:
@@ -224,7 +245,8 @@ def _answer(result: RankResult, form: PlanForm) -> None:
     view = report.with_view_columns(result.table)
     _headline_pair(result)
     st.subheader(f"{len(view)} options, {int(view['pareto'].sum())} on the cost/time Pareto front")
-    st.altair_chart(_chart(view), width="stretch")
+    drawn = view[[c for c in CHART_COLUMNS if c in view.columns]]
+    st.vega_lite_chart(drawn, _chart(drawn), width="stretch")
     # One row for an offering sold alike in many regions ("us-east-1 +16 more"); the CSV download keeps each region.
     # Ordered by CO2, regions whose grids differ are different answers: their rows stay apart.
     listed = [*SHOWN_COLUMNS, *MORE_COLUMNS]
@@ -234,7 +256,9 @@ def _answer(result: RankResult, form: PlanForm) -> None:
     every = st.toggle("All columns", key="plan_table.all", help="Price per instance, cost range, interruptions, notes")
     shown = [c for c in (listed if every else SHOWN_COLUMNS) if c in rows.columns]
     st.dataframe(rows[shown], hide_index=True, column_config=COLUMN_CONFIG)
-    st.download_button("Download CSV", report.to_csv(result.table), file_name="gpu-plan.csv", mime="text/csv")
+    # Written when clicked, not on every answer: the CSV of a thousand options took 0.15 s of each re-rank.
+    table = result.table
+    st.download_button("Download CSV", lambda: report.to_csv(table), file_name="gpu-plan.csv", mime="text/csv")
     best = result.best()
     if best is not None:
         with st.expander("Cost lines of the best option"):

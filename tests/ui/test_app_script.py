@@ -435,3 +435,16 @@ def test_chart_legends_show_both_pricings_and_the_catalog_plots_price_dates(fixt
     catalog = catalog.run()  # type: ignore[attr-defined]
     spec = json.loads(catalog.get("vega_lite_chart")[0].proto.spec)  # type: ignore[attr-defined]
     assert spec["encoding"]["x"]["field"] == "as_of" and spec["encoding"]["x"]["title"] == "price as of"
+
+
+def test_a_price_age_limit_refuses_older_prices_as_the_cli_does(fixture_catalog: Path) -> None:
+    app = _app().run()  # type: ignore[attr-defined]
+    app.number_input(key="plan.max_age_days").set_value(1.0)
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    # The fixture's prices are from 2026-11-01: older than a day, so no answer but the reason and what to do.
+    assert app.error and "older than the allowed 24 h" in app.error[0].value, [e.value for e in app.error]
+    assert app.query_params["max_age_d"] == "1"
+    app.number_input(key="plan.max_age_days").set_value(3650.0)
+    app.button[0].click().run()
+    assert not app.error and app.success
