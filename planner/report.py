@@ -155,7 +155,7 @@ def _cell(value: Any, column: str) -> str:
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if column == "as_of" and isinstance(value, str):
         return value[:10]
-    if column == "created_at" and isinstance(value, str):
+    if column in ("created_at", "available_checked_at") and isinstance(value, str):
         return value[:16].replace("T", " ")
     return str(value)
 
@@ -213,6 +213,7 @@ TABLE_HEADERS: dict[str, str] = {
     "spot_risky": "risky",
     "price_stale": "stale",
     "available_now": "capacity",
+    "available_checked_at": "capacity checked",
     "gpu_memory_gib": "GiB/GPU",
     "gpu_count": "GPUs",
     "memory_gib": "GiB",
