@@ -6,6 +6,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from planner import __version__
+
 PAGES = Path(__file__).resolve().parent / "planner" / "ui" / "pages"
 
 st.set_page_config(page_title="gpu-planner", layout="wide")
@@ -17,3 +19,5 @@ navigation = st.navigation(
     ]
 )
 navigation.run()
+# Under the page's own sidebar (the plan form): which release gave these answers.
+st.sidebar.caption(f"gpu-planner {__version__}")

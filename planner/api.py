@@ -107,12 +107,16 @@ def check_age(ages: dict[str, float], max_age_hours: float | None) -> None:
 
 
 def stale_warnings(ages: dict[str, float]) -> list[str]:
-    """One line per provider whose prices are older than STALE_AFTER_DAYS."""
+    """One line naming every provider whose prices are older than STALE_AFTER_DAYS, with their ages and the call
+    that refreshes them (none when every price is fresh)."""
+    stale = [
+        f"{provider} {age / 24:,.0f} days" for provider, age in sorted(ages.items()) if age > STALE_AFTER_DAYS * 24
+    ]
+    if not stale:
+        return []
     return [
-        f"{WARNING_PREFIX}{provider} prices are {age / 24:,.0f} days old (stale after {STALE_AFTER_DAYS:g}); refresh "
-        "them before buying"
-        for provider, age in sorted(ages.items())
-        if age > STALE_AFTER_DAYS * 24
+        f"{WARNING_PREFIX}prices older than {STALE_AFTER_DAYS:g} days: {', '.join(stale)}; {LIBRARY_CALLS['refresh']} "
+        "updates them"
     ]
 
 
@@ -408,9 +412,16 @@ def _take(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
 
 
 def _refuse_unknown(options: dict[str, Any], known: Sequence[str]) -> None:
+    """An InputError for the first keyword not among ``known``, with its close spellings first (a typo)."""
     if options:
         name = sorted(options)[0]
-        raise InputError(f"is not an argument here; known: {', '.join(known)}", field=name)
+        hint = checks.suggestion(name, known)
+        raise InputError(f"is not an argument here{hint}; known: {', '.join(known)}", field=name)
+
+
+# rank's own keyword arguments, for the close spellings of a mistyped one.
+RANK_ARGUMENTS = ("provider", "region", "gpu", "instance_type", "min_gpu_memory_gib", "max_age_hours",
+                  "available_only", "request", "catalog", "store", "estimator")  # fmt: skip
 
 
 def rank(
@@ -451,7 +462,8 @@ def rank(
         twice = sorted(set(rest) & {*RankRequest.field_names(), "measured", "measured_on", "efficiency"})
         if twice:
             raise InputError("is given both here and in request=; set it in the request only", field=twice[0])
-    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), "measured", "measured_on", "efficiency"))
+    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), "measured", "measured_on", "efficiency",
+                           *RANK_ARGUMENTS))  # fmt: skip
     job = resolve_workload(workload, **fields)
     frame = _load(catalog, store, derived=False)
     selection = select_offers(
@@ -482,6 +494,7 @@ def rank(
     return replace(
         result,
         catalog_as_of=as_of,
+        year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
         notes=[
             *selection.notes,
             *result.notes,
@@ -489,6 +502,28 @@ def rank(
             *stale_warnings(ages),
         ],
     )
+
+
+def _year_note(
+    result: RankResult, offers: pd.DataFrame, job: Workload, request: RankRequest, estimator: Estimator
+) -> str | None:
+    """That no option finishes within a year and what would, when the best one does not (else None).
+
+    Only then is the job ranked again, on up to MAX_NODES instances without deadline or budget: the fewest nodes
+    that would finish it within a year, or how much less work would."""
+    from planner.cost.explain import YEAR_HOURS, beyond_a_year
+    from planner.cost.rank import rank as _rank
+    from planner.cost.request import MAX_NODES
+
+    best = result.best()
+    if best is None or float(best["time_to_solution_hours"]) <= YEAR_HOURS:
+        return None
+    options = result.table[result.table["rank"].notna()]
+    wider = None
+    if request.max_nodes < MAX_NODES and not (options["time_to_solution_hours"] <= YEAR_HOURS).any():
+        relaxed = replace(request, max_nodes=MAX_NODES, deadline_hours=None, budget_usd=None, top=None, by="time")
+        wider = _rank(offers, job, relaxed, estimator).table
+    return beyond_a_year(best, options, request.max_nodes, wider, MAX_NODES, job.total_work(), job.work_unit)
 
 
 def _default_estimator() -> Estimator:

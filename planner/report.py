@@ -8,6 +8,7 @@ import json
 import math
 import re
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,7 +147,7 @@ def _cell(value: Any, column: str) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         if column.endswith("_usd_per_hour"):
-            return f"{value:,.4f}" if value < 1 else f"{value:,.2f}"
+            return f"{value:,.{MOST_PRICE_DECIMALS}f}" if value < 1 else f"{value:,.2f}"
         if column.endswith("_usd"):
             return f"{value:,.2f}"
         if value.is_integer() and abs(value) < 1e6:
@@ -154,9 +155,26 @@ def _cell(value: Any, column: str) -> str:
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if column == "as_of" and isinstance(value, str):
         return value[:10]
-    if column == "created_at" and isinstance(value, str):
+    if column in ("created_at", "available_checked_at") and isinstance(value, str):
         return value[:16].replace("T", " ")
     return str(value)
+
+
+# A column of prices per hour shows every price with as many decimals as its smallest needs for two significant
+# figures (0.0076 beside 11.39 reads 0.0076 and 11.3900), from 2 to this many.
+MOST_PRICE_DECIMALS = 4
+
+
+def column_cells(values: Sequence[Any], column: str) -> list[str]:
+    """Each value of one column as table text; a column of prices per hour with one number of decimals."""
+    if not column.endswith("_usd_per_hour"):
+        return [_cell(value, column) for value in values]
+    prices = [v for v in map(_json_value, values) if isinstance(v, float) and v > 0 and math.isfinite(v)]
+    decimals = min(MOST_PRICE_DECIMALS, max(2, 1 - math.floor(math.log10(min(prices))))) if prices else 2
+    return [
+        f"{value:,.{decimals}f}" if isinstance(value, float) else _cell(value, column)
+        for value in map(_json_value, values)
+    ]
 
 
 # Characters that would act on the terminal instead of being shown: C0/C1 controls (ESC starts an escape
@@ -182,7 +200,7 @@ def plain_text(value: str) -> Text:
 TABLE_HEADERS: dict[str, str] = {
     "instance_type": "instance",
     "gpus": "GPUs",
-    "gpus_per_node": "GPUs/node",
+    "gpus_per_node": "GPUs per node",
     "price_usd_per_hour": "$/h",
     "spot_price_usd_per_hour": "spot $/h",
     "spot_note": "spot note",
@@ -195,6 +213,7 @@ TABLE_HEADERS: dict[str, str] = {
     "spot_risky": "risky",
     "price_stale": "stale",
     "available_now": "capacity",
+    "available_checked_at": "capacity checked",
     "gpu_memory_gib": "GiB/GPU",
     "gpu_count": "GPUs",
     "memory_gib": "GiB",
@@ -327,12 +346,11 @@ def terminal_width(default: int = 100) -> int:
     return shutil.get_terminal_size((default, 24)).columns
 
 
-# A text column folded to fit the terminal keeps at least its longest word, within these bounds (a one-line column
-# at least the lower one), and a column of sentences (notes) READABLE_TEXT_WIDTH: narrower, names break mid-word and
-# notes become a column of syllables, so lower-priority columns are left out first.
+# Fitting the terminal, a text column folds only at spaces: it keeps at least its longest word (a name is never
+# split), at least LEAST_TEXT_WIDTH, and a column of sentences (notes) at least the width that folds its longest cell
+# onto FOLDED_LINES_KEPT lines; narrower, lower-priority columns are left out first.
 LEAST_TEXT_WIDTH = 8
-LONGEST_WORD_KEPT = 20
-READABLE_TEXT_WIDTH = 30
+FOLDED_LINES_KEPT = 3
 
 
 def render_table(
@@ -346,8 +364,9 @@ def render_table(
 ) -> str:
     """A rich table as text (right-aligned numbers, '-' for missing); every cell is shown as inert text.
 
-    ``fit``: a compact frame sized to the terminal: long text cells fold, and when even folded text would not fit,
-    the ``drop_first`` columns are left out in that order (lowest priority first) and the caption names them.
+    ``fit``: a compact frame sized to the terminal: long text cells fold at spaces (never inside a word, so never
+    inside a name), headers too; when even folded text would not fit, the ``drop_first`` columns are left out in that
+    order (lowest priority first) and the caption names them.
     Otherwise the table is as wide as its widest row, so no cell wraps; rich folds only past 400 columns.
     ``one_line``: text columns that never fold: their cells are cut to the width left, with an ellipsis.
     """
@@ -363,28 +382,24 @@ def render_table(
     rigid = {column: numeric[column] or column in ("rank", "pricing") for column in shown}
     headers = {column: TABLE_HEADERS.get(column, column) if fit else column for column in shown}
     cells = {
-        column: [visible(_cell(value, column)) for value in frame[column].tolist()] if column in frame.columns else []
+        column: [visible(text) for text in column_cells(frame[column].tolist(), column)]
+        if column in frame.columns
+        else []
         for column in shown
     }
     natural = {column: max([len(headers[column]), *(len(text) for text in cells[column])]) for column in shown}
     width = terminal_width()
     left_out: list[str] = []
+    widths: dict[str, int] = {}
     if fit:
-        # Narrowest each column can get: numbers keep their width, text folds down to its longest word.
-        def least(column: str) -> int:
-            if rigid[column]:
-                return natural[column]
-            words = [len(word) for text in cells[column] for word in text.split()]
-            sentences = any(" " in text for text in cells[column])
-            least = max(LEAST_TEXT_WIDTH, min(LONGEST_WORD_KEPT, max(words, default=0)))
-            return min(natural[column], max(least, READABLE_TEXT_WIDTH) if sentences else least)
-
+        least = {column: _least_width(cells[column], headers[column], rigid=rigid[column]) for column in shown}
         for column in drop_first:
-            if sum(least(c) for c in shown) + len(shown) - 1 <= width:
+            if sum(least[c] for c in shown) + len(shown) - 1 <= width:
                 break
             if column in shown:
                 shown.remove(column)
                 left_out.append(column)
+        widths = _fitted_widths({c: natural[c] for c in shown}, least, width - (len(shown) - 1))
     table = Table(
         title=plain_text(title) if title else None,
         caption=plain_text(f"left out at this width: {', '.join(left_out)} (--format csv has them)")
@@ -400,16 +415,21 @@ def render_table(
     for column in shown:
         if column in one_line:
             # What the other columns leave of the terminal; the cell is cut there rather than folded.
-            room = width - sum(natural[c] for c in shown if c != column) - (len(shown) - 1)
+            room = width - sum(widths.get(c, natural[c]) for c in shown if c != column) - (len(shown) - 1)
             table.add_column(
                 plain_text(headers[column]), overflow="ellipsis", no_wrap=True, max_width=max(LEAST_TEXT_WIDTH, room)
             )
             continue
+        header = visible(headers[column])
+        if column in widths and len(header) > widths[column]:
+            # Folded at its spaces here: a number column never wraps, and rich would cut its header.
+            header = "\n".join(textwrap.wrap(header, widths[column], break_long_words=False))
         table.add_column(
-            plain_text(headers[column]),
+            Text(header),
             justify="right" if numeric[column] else "left",
             overflow="fold",
             no_wrap=fit and rigid[column],
+            width=widths.get(column),
         )
     for row in zip(*(cells[column] for column in shown), strict=True):
         table.add_row(*(Text(text) for text in row))
@@ -419,6 +439,34 @@ def render_table(
         width = max(80, min(400, sum(natural[c] for c in shown) + 3 * len(shown) + 1))
     Console(file=buffer, width=max(40, width), force_terminal=False, highlight=False).print(table)
     return buffer.getvalue()
+
+
+def _least_width(cells: Sequence[str], header: str, *, rigid: bool) -> int:
+    """The narrowest a column may fold to: a number or a name keeps its width, text its longest word and (for
+    sentences) a width that folds the longest onto FOLDED_LINES_KEPT lines; a header folds at its spaces."""
+    header_word = max((len(word) for word in header.split()), default=0)
+    longest = max((len(text) for text in cells), default=0)
+    if rigid:
+        return max(header_word, longest)
+    word = max((len(word) for text in cells for word in text.split()), default=0)
+    sentences = -(-longest // FOLDED_LINES_KEPT) if any(" " in text for text in cells) else 0
+    return min(max(LEAST_TEXT_WIDTH, word, sentences, header_word), max(longest, header_word, LEAST_TEXT_WIDTH))
+
+
+def _fitted_widths(natural: dict[str, int], least: dict[str, int], room: int) -> dict[str, int]:
+    """Each column's width: its natural one, less where the terminal is too narrow, taken from the column with the
+    most to spare above its least width (headers and sentences fold first, names never)."""
+    widths = dict(natural)
+    excess = sum(widths.values()) - room
+    while excess > 0:
+        column = max(widths, key=lambda c: widths[c] - least.get(c, widths[c]))
+        spare = widths[column] - least.get(column, widths[column])
+        if spare <= 0:
+            break  # narrower than every least width: the columns left are as narrow as they fold
+        cut = min(spare, excess, max(1, spare // 2))
+        widths[column] -= cut
+        excess -= cut
+    return widths
 
 
 def emit(text: str, output: Path | None) -> None:

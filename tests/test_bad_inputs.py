@@ -172,3 +172,30 @@ def test_an_unknown_gpu_names_the_field_and_stays_an_unknown_gpu_error(call: Any
         call()
     assert caught.value.field == field
     assert str(caught.value).startswith(f"{field} names an unknown GPU 'Z100' (did you mean ")
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "close"),
+    [
+        (lambda: planner.rank("llama-3-8b", dealine_hours=3), "dealine_hours", "deadline_hours"),
+        (lambda: planner.rank("llama-3-8b", provder="aws"), "provder", "provider"),
+        (lambda: planner.estimate("llama-3-8b", "H100", efficency=0.3), "efficency", "efficiency"),
+    ],
+)
+def test_a_mistyped_keyword_suggests_the_close_one(call: Any, field: str, close: str) -> None:
+    with pytest.raises(InputError) as caught:
+        call()
+    assert caught.value.field == field
+    assert str(caught.value).startswith(f"{field} is not an argument here (did you mean {close}")
+
+
+def test_work_in_images_or_samples_from_the_cli(cli: CliRun) -> None:
+    # ResNet-50 counts images: --images (or --samples) gives them, as the library's images= does.
+    base = ["estimate", "-w", "resnet50", "-g", "H100", "-f", "json"]
+    _, by_images, _ = cli(*base, "--images", "1e8")
+    _, by_samples, _ = cli(*base, "--samples", "1e8")
+    _, by_work, _ = cli(*base, "--tokens", "1e8")
+    assert by_images == by_samples == by_work and "1e+08 images" in by_images
+    # A unit the workload does not count in is bad input naming the flag.
+    code, _, err = cli("rank", "-w", "llama-3-8b", "--images", "1e8")
+    assert code == 2 and err.startswith("error: --images does not apply to llama-3-8b"), err

@@ -202,3 +202,13 @@ def test_typer_usage_errors_exit_2(cli: CliRun) -> None:
     code, _, err = cli(*["offers", "--min-gpus", "many"])
     assert code == 2
     assert "Traceback" not in err
+
+
+def test_offers_by_instance_type(small_catalog: Path, cli: CliRun) -> None:
+    for flag in ("--instance", "--instance-type", "-i"):
+        code, out, _ = cli(*["offers", flag, "g5.xlarge", "-f", "json"])
+        assert code == 0 and [r["instance_type"] for r in json.loads(out)] == ["g5.xlarge"]
+    _, out, _ = cli(*["offers", "-i", "g5.xlarge", "-i", "a3-highgpu-8g", "-f", "json"])
+    assert {r["instance_type"] for r in json.loads(out)} == {"g5.xlarge", "a3-highgpu-8g"}
+    code, _, err = cli(*["offers", "-i", "g5.xlarg"])
+    assert code == 2 and err.startswith("error: --instance has an unknown instance type 'g5.xlarg'"), err

@@ -74,7 +74,7 @@ def test_rank_compact_columns_and_wide(cli: CliRun, monkeypatch: pytest.MonkeyPa
     assert "--wide adds" in err
     _, wide, _ = cli(*RANK, "--wide")
     header = next(line for line in wide.splitlines() if line.strip().startswith("rank"))
-    for column in ("GPUs/node", "low $", "interruptions", "notes"):
+    for column in ("GPUs per node", "low $", "interruptions", "notes"):
         assert column in header
 
 
@@ -110,3 +110,52 @@ def test_the_lora_share_s_default_is_the_model_s_wherever_a_face_states_it() -> 
     option = TrainableShareOpt.__metadata__[0]
     assert f"default {default:g}." in option.help
     assert f"(0 = {default:g})" in TRAINABLE_SHARE_LABEL and f"the model's default, {default:g}" in TRAINABLE_SHARE_HELP
+
+
+def _rows(out: str) -> list[str]:
+    """The table's rows: the lines under its header rule, above its caption."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("──")) + 1
+    end = next((i for i, line in enumerate(lines) if "left out at this width" in line), len(lines))
+    return [line for line in lines[start:end] if line.strip()]
+
+
+def test_gpus_at_120_columns_never_splits_a_name(cli: CliRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.api import hardware_table
+
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, _ = cli("gpus")
+    assert code == 0
+    names = list(hardware_table()["gpu"])
+    # Each GPU's row starts with its whole name, and no folded line starts a fragment of one.
+    firsts = [row.split()[0] for row in _rows(out) if not row.startswith(" ")]
+    assert firsts == names
+    assert max(len(line) for line in out.splitlines()) <= 120
+    # Numbers are never cut: the B200's fp16 peak reads in full.
+    b200 = next(row for row in _rows(out) if row.startswith("B200 "))
+    assert "2,250" in b200.split()
+
+
+def test_rank_wide_at_120_columns_keeps_node_counts_and_leaves_out_the_notes(
+    cli: CliRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, _ = cli(*RANK, "--max-nodes", "4", "--wide", "--top", "12")
+    assert code == 0
+    # The header folds at its spaces ("GPUs per node" over three lines) above the rule.
+    header = out.split("──")[0].split("by cost")[1].split()
+    assert {"nodes", "GPUs", "per", "node"} <= set(header) and "notes" not in header
+    caption = " ".join(out.split()).split("left out at this width: ")[1]
+    assert "notes" in caption and "nodes" not in caption.replace("notes", "")
+    rows = _rows(out)
+    # One line per option (no note folds under it), and no two alike: the node count tells them apart.
+    assert len(rows) == 12 and all(row.lstrip()[0].isdigit() for row in rows)
+    assert len({" ".join(row.split()[1:]) for row in rows}) == 12
+
+
+def test_a_price_column_has_one_number_of_decimals() -> None:
+    from planner.report import column_cells
+
+    assert column_cells([0.0076, 11.39, None], "price_usd_per_hour") == ["0.0076", "11.3900", "-"]
+    assert column_cells([0.35, 11.39], "price_usd_per_hour") == ["0.35", "11.39"]
+    assert column_cells([1.5, 98.32], "spot_price_usd_per_hour") == ["1.50", "98.32"]

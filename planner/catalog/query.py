@@ -270,14 +270,20 @@ def spot_note_legend(notes: pd.Series) -> list[tuple[str, str]]:
 
 
 def stale_prices(as_of: pd.Series, now: datetime | None = None) -> npt.NDArray[np.bool_]:
-    """Which ``as_of`` stamps are older than STALE_AFTER_DAYS; each distinct stamp is parsed once."""
+    """Which ``as_of`` stamps are older than STALE_AFTER_DAYS."""
+    result: npt.NDArray[np.bool_] = price_age_days(as_of, now) > STALE_AFTER_DAYS
+    return result
+
+
+def price_age_days(as_of: pd.Series, now: datetime | None = None) -> npt.NDArray[np.float64]:
+    """Days since each ``as_of`` stamp (NaN where there is none); each distinct stamp is parsed once."""
     import numpy as np
     import pandas as pd
 
     moment = now or datetime.now(UTC)
     codes, stamps = pd.factorize(as_of)
-    old = np.array([age_hours(str(stamp), moment) > STALE_AFTER_DAYS * 24 for stamp in stamps] + [False], dtype=bool)
-    result: npt.NDArray[np.bool_] = old[codes]
+    days = np.array([age_hours(str(stamp), moment) / 24 for stamp in stamps] + [np.nan], dtype=float)
+    result: npt.NDArray[np.float64] = days[codes]
     return result
 
 

@@ -23,9 +23,10 @@ WideOpt = Annotated[bool, typer.Option("--wide", help="Table: every column (vCPU
 
 def note(message: str) -> None:
     """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.cli import in_cli_words
     from planner.report import visible
 
-    print(visible(message), file=sys.stderr)
+    print(visible(in_cli_words(message)), file=sys.stderr)
 
 
 def render(
@@ -49,6 +50,10 @@ def render(
     else:
         text = report.render_table(frame, title=title, columns=columns, fit=True, drop_first=drop_first)  # type: ignore[arg-type]
     report.emit(text, output)
+
+
+# What `gpus` leaves out first on a terminal too narrow for every column (CSV and JSON carry them all).
+GPU_DROP_ORDER = ("tf32_tflops", "memory_type", "nvlink_gbps", "sustained_fp32_tflops", "fp32_tflops", "architecture")
 
 
 def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
@@ -78,6 +83,7 @@ def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
         output,
         title="GPU hardware (dense peaks; sustained = the matmul rate the model uses)",
         columns=columns,
+        drop_first=GPU_DROP_ORDER,
     )
 
 
@@ -92,6 +98,10 @@ def offers(
         list[str] | None, typer.Option("--provider", "-p", help="aws, gcp, azure, lambda or paperspace; repeatable.")
     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")] = None,
+    instance: Annotated[
+        list[str] | None,
+        typer.Option("--instance", "--instance-type", "-i", help="Only these instance types; repeatable."),
+    ] = None,
     max_price: Annotated[float | None, typer.Option(help="At most this price per instance-hour, USD.")] = None,
     spot: Annotated[
         bool, typer.Option("--spot", help="Only offerings with a spot price; price filters use it.")
@@ -120,6 +130,7 @@ def offers(
         min_gpu_memory_gib=min_gpu_memory,
         providers=provider or [],
         regions=region or [],
+        instance_types=instance or [],
         max_price_usd_per_hour=max_price,
         spot=spot,
         sort=sort,
@@ -165,14 +176,13 @@ def status(
     output: OutputOpt = None,
 ) -> None:
     """Per provider: rows, source (bundled or live), as_of, age of the current catalog, and whether it is stale."""
-    from planner.api import catalog_status
-    from planner.catalog.query import STALE_AFTER_DAYS
+    from planner.api import catalog_status, stale_warnings
 
     frame = catalog_status(provider=provider)
     columns = ("provider", "rows", "kind", "as_of", "age_days", "stale", "source")
     render(frame, fmt, output, title="Catalog", columns=columns)
-    for name in frame.loc[frame["stale"], "provider"]:
-        note(f"warning: {name} prices are older than {STALE_AFTER_DAYS:g} days; refresh them before buying")
+    for message in stale_warnings(dict(zip(frame["provider"], frame["age_hours"], strict=True))):
+        note(message)
 
 
 def history(

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 import typer
 import typer.main
 
-from planner.cli import catalog, estimate, rank, refresh
-from planner.errors import LIBRARY_CALLS, InputError, PlannerError
+from planner.cli import catalog, estimate, in_cli_words, rank, refresh
+from planner.errors import InputError, PlannerError
 
 app = typer.Typer(
     name="gpuplan",
@@ -74,9 +74,6 @@ FIELD_FLAGS: dict[str, str] = {
     "max_price_usd_per_hour": "--max-price",
     "max_age_hours": "--max-age",
     "work": "--tokens",
-    "images": "--tokens",
-    "sequences": "--tokens",
-    "samples": "--tokens",
     "workload": "--workload",
     "default_interruption_rate": "--default-interruption-rate",
     "interruption_rate_per_node_hour": "--interruption-rate",
@@ -103,14 +100,6 @@ def _command(argv: list[str]) -> str | None:
     return words[-1] if words else None
 
 
-# The commands that do what the library calls named in a message do.
-COMMANDS_FOR_CALLS = {
-    LIBRARY_CALLS["gpus"]: "`gpuplan gpus`",
-    LIBRARY_CALLS["refresh"]: "`gpuplan catalog refresh`",
-    LIBRARY_CALLS["offers"]: "`gpuplan offers`",
-}
-
-
 def message_for(exc: PlannerError, argv: list[str]) -> str:
     """The one line for the user: an InputError's field reworded as the flag that sets it, and a library call it
     points to as the command that does the same."""
@@ -118,9 +107,7 @@ def message_for(exc: PlannerError, argv: list[str]) -> str:
     if isinstance(exc, InputError) and exc.field:
         command = _command(argv)
         text = exc.reworded(lambda field: flag_for(field, command))
-    for call, cli in COMMANDS_FOR_CALLS.items():
-        text = text.replace(call, cli)
-    return text
+    return in_cli_words(text)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from planner.cli.workload_opts import (
     GlobalBatchOpt,
     HeadsOpt,
     HiddenOpt,
+    ImagesOpt,
     LayersOpt,
     MeasuredOnOpt,
     MeasuredOpt,
@@ -30,7 +31,9 @@ from planner.cli.workload_opts import (
     ParamsOpt,
     PrecisionOpt,
     RecomputeOpt,
+    SamplesOpt,
     SeqLenOpt,
+    SequencesOpt,
     StackOpt,
     TokensOpt,
     TrainableShareOpt,
@@ -92,13 +95,14 @@ HIDDEN_IN_TABLE = (
     "time_high_hours",
     "checkpoint_every_hours",
     "price_as_of",
+    "price_age_days",
     "price_per_gpu_usd_per_hour",
 )
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
-# --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded).
-WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "p_no_interruption", "co2_kg",
-                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "nodes", "gpus_per_node",
-                   "notes")  # fmt: skip
+# --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded);
+# the notes before what tells one option from another (node count, GPUs per node).
+WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "co2_kg", "notes", "p_no_interruption",
+                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node", "nodes")  # fmt: skip
 AvailableOpt = Annotated[
     bool,
     typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
@@ -121,9 +125,10 @@ WIDER_MAX_NODES = 16
 
 def note(message: str) -> None:
     """A message for the user, on stderr so that stdout stays data (catalog text in it cannot drive the terminal)."""
+    from planner.cli import in_cli_words
     from planner.report import visible
 
-    print(visible(message), file=sys.stderr)
+    print(visible(in_cli_words(message)), file=sys.stderr)
 
 
 def _payload(result: RankResult, table: Any) -> dict[str, Any]:
@@ -213,7 +218,7 @@ def _finish(
 
     ``quiet`` keeps only the warnings and the reason for nothing: the rest is already in the data or the JSON.
     ``shown_table``: the rows the table shows; a note explains each spot marker (RISKY, FLOOR) among them.
-    ``hint``: what would give an answer where there is none (more instances), said before the reason.
+    ``hint``: what would give an answer where there is none (more instances), said after the reason.
     """
     from planner.report import notes_to_show
 
@@ -242,9 +247,9 @@ def _finish(
         for line in result.assumptions:
             note(f"- {line}")
     if result.empty:
-        if hint:
-            note(hint)
         note(f"no option: {result.message or 'no choice has an option (see each one why)'}")
+        if hint:
+            note(hint)  # what would give an answer follows the reason there is none
         raise typer.Exit(1)
 
 
@@ -273,6 +278,9 @@ def rank(
     vocab: VocabOpt = None,
     seq_len: SeqLenOpt = None,
     tokens: TokensOpt = None,
+    images: ImagesOpt = None,
+    sequences: SequencesOpt = None,
+    samples: SamplesOpt = None,
     mode: ModeOpt = "pretrain",
     stack: StackOpt = None,
     recompute: RecomputeOpt = None,
@@ -332,7 +340,7 @@ def rank(
         # their network, would.
         wider = ask(max_nodes=WIDER_MAX_NODES)
         if not wider.empty:
-            best = wider.headline_lines()[:1]
+            best = [wider.option_line(row) for row in [wider.best()] if row is not None]
             verb = "meet it" if deadline_hours is not None or budget_usd is not None else "run it"
             hint = "; ".join([f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options {verb}", *best])
     total = len(result.table)
@@ -383,6 +391,9 @@ def compare(
     vocab: VocabOpt = None,
     seq_len: SeqLenOpt = None,
     tokens: TokensOpt = None,
+    images: ImagesOpt = None,
+    sequences: SequencesOpt = None,
+    samples: SamplesOpt = None,
     mode: ModeOpt = "pretrain",
     stack: StackOpt = None,
     recompute: RecomputeOpt = None,

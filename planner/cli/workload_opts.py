@@ -34,6 +34,11 @@ TokensOpt = Annotated[
         help="Amount of work in the workload's unit (tokens, images or sequences); default per preset.",
     ),
 ]
+# The amount of work under the name of its unit, as the library takes it: a unit the workload does not count in is an
+# error (--images on a token workload), never read as another unit.
+ImagesOpt = Annotated[float | None, typer.Option("--images", help="Amount of work in images (CNN presets).")]
+SequencesOpt = Annotated[float | None, typer.Option("--sequences", help="Amount of work in sequences (BERT presets).")]
+SamplesOpt = Annotated[float | None, typer.Option("--samples", help="Amount of work in images or sequences.")]
 ModeOpt = Annotated[str, typer.Option("--mode", help="Training mode: pretrain, finetune or lora.")]
 StackOpt = Annotated[
     str | None,
@@ -77,18 +82,22 @@ EfficiencyOpt = Annotated[
 ]
 
 
+# The work flags named by their unit (parameter name = the library's keyword).
+UNIT_FLAGS = ("images", "sequences", "samples")
 # The workload flags every command declares, by parameter name: the Workload fields a user sets, the amount of work
 # (--tokens/--work, the parameter ``tokens``) and the user's own evidence (ModelOptions).
-WORKLOAD_FLAGS = (*USER_FIELDS, "tokens", *(f.name for f in dataclasses.fields(ModelOptions)))
+WORKLOAD_FLAGS = (*USER_FIELDS, "tokens", *UNIT_FLAGS, *(f.name for f in dataclasses.fields(ModelOptions)))
 
 
 def workload_from_flags(workload: str, values: Mapping[str, Any]) -> tuple[Workload, dict[str, Any]]:
     """The Workload a command's flags describe (pass ``locals()``), and the user's evidence as ``estimate()`` options.
 
-    ``--tokens``/``--work`` is the amount of work in the workload's own unit, so it is passed as ``work``. Raises
+    ``--tokens``/``--work`` is the amount of work in the workload's own unit, so it is passed as ``work``;
+    ``--images``, ``--sequences`` and ``--samples`` as the library's keywords of those names. Raises
     InputError (one line, naming the field) for an unknown workload or an invalid value.
     """
     fields = {name: values[name] for name in USER_FIELDS}
-    built = resolve_workload(workload, work=values["tokens"], **fields)
+    units = {name: values.get(name) for name in UNIT_FLAGS}
+    built = resolve_workload(workload, work=values["tokens"], **units, **fields)
     evidence = ModelOptions(**{f.name: values[f.name] for f in dataclasses.fields(ModelOptions)})
     return built, evidence.as_kwargs()

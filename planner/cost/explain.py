@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.cost.lines import SPOT_BUCKETS, billing_text
-from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES, SPOT_FLOOR_NOTE
+from planner.cost.result import EXCLUDED_COLUMNS, PRICING_NAMES, RISKY_NOTE, SPOT_FLOOR_NOTE
 from planner.cost.spot import RUNAWAY_FACTOR
 
 if TYPE_CHECKING:
@@ -38,6 +38,68 @@ def describe_option(offers: pd.DataFrame, row: int, nodes: int, spot: int) -> st
 def hours_text(hours: float) -> str:
     """Hours for a message: one decimal below 100 h."""
     return f"{hours:.1f} h" if hours < 100 else f"{hours:,.0f} h"
+
+
+# A run past a year is no plan a buyer can act on (hardware, prices and the model itself change within one).
+YEAR_HOURS = 365.25 * 24
+
+
+def years_text(hours: float) -> str:
+    """'192,699 h (22 years)': hours with the years they make."""
+    return f"{hours:,.0f} h ({hours / YEAR_HOURS:,.1f} years)"
+
+
+def beyond_a_year(
+    best: pd.Series,
+    options: pd.DataFrame,
+    max_nodes: int,
+    wider: pd.DataFrame | None,
+    widest_nodes: int,
+    work: float,
+    work_unit: str,
+) -> str | None:
+    """What stops the answer finishing within a year, and what would: None when the best option does.
+
+    ``options`` are the ranked options, ``wider`` the same job's options on up to ``widest_nodes`` instances (None
+    when not asked); ``work`` in ``work_unit`` is the job's amount of work."""
+    hours = float(best["time_to_solution_hours"])
+    if hours <= YEAR_HOURS:
+        return None
+    deadline = f"a deadline of {YEAR_HOURS:,.0f} h"
+    in_time = options[options["time_to_solution_hours"] <= YEAR_HOURS]
+    if len(in_time):
+        first = in_time.iloc[0]
+        return (
+            f"the best option takes {years_text(hours)}; {len(in_time)} options finish within a year, the first "
+            f"#{int(first['rank'])} {first['provider']} {int(first['nodes'])} x {first['instance_type']} at "
+            f"${float(first['cost_usd']):,.0f} in {float(first['time_to_solution_hours']):,.0f} h ({deadline} keeps "
+            "only those)"
+        )
+    fastest = float(options["time_to_solution_hours"].min())
+    text = f"no option finishes within a year: the fastest on {nodes_text(max_nodes)} takes {years_text(fastest)}"
+    if wider is not None and len(wider):
+        wider_in_time = wider[wider["time_to_solution_hours"] <= YEAR_HOURS]
+        if len(wider_in_time):
+            nodes = int(wider_in_time["nodes"].min())
+            text += f"; on {nodes_text(nodes)} one would ({deadline} keeps only those)"
+            return text + f", or {share_of_work(fastest, work, work_unit)} on {nodes_text(max_nodes)}"
+        fastest_wider = float(wider["time_to_solution_hours"].min())
+        text += f", and on {nodes_text(widest_nodes)} {years_text(fastest_wider)}"
+        return (
+            text + f"; less work would: {share_of_work(fastest_wider, work, work_unit)} on {nodes_text(widest_nodes)}"
+        )
+    return text + f"; less work would: {share_of_work(fastest, work, work_unit)}"
+
+
+def nodes_text(max_nodes: int) -> str:
+    """'1 node', 'up to 16 nodes'."""
+    return "1 node" if max_nodes == 1 else f"up to {max_nodes} nodes"
+
+
+def share_of_work(hours: float, work: float, work_unit: str) -> str:
+    """'about 18% of the work (1.46e+12 tokens)': the work a run of ``hours`` would get through in a year."""
+    share = YEAR_HOURS / hours
+    return f"about {share * 100:.2g}% of the work ({share * work:.3g} of {work:.3g} {work_unit})"
 
 
 def explain_empty(
@@ -263,7 +325,7 @@ def option_notes(
             where = f"{label} on {SPOT_SOURCE.get(provider, provider)}" if label else "no published rate"
             parts.append(f"spot {band} interruption band ({where})")
             if is_risky:
-                parts.append("RISKY: the high scenario more than doubles time or cost")
+                parts.append(RISKY_NOTE)
             if is_long:
                 parts.append(f"over {bound:g} h on spot: needs checkpoints and automatic restarts")
         elif is_long:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog.query import local_zones, stale_prices
+from planner.catalog.query import local_zones, price_age_days, stale_prices
 from planner.catalog.schema import LOCAL_ZONE_NOTE
 from planner.cost import explain
 from planner.cost.families import Families, ModelGrid, families, model_grid
@@ -531,6 +531,7 @@ def _table(
             "co2_kg": co2,
             "pareto": pareto,
             "price_as_of": text(taken("as_of")),
+            "price_age_days": price_age_days(offers["as_of"].take(rows)),
             # Prices older than STALE_AFTER_DAYS, and the cloud's capacity reading (true, false or unknown).
             "price_stale": stale_prices(offers["as_of"].take(rows)),
             "available_now": text(taken("available_now")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,12 @@ SPOT_FLOOR_NOTE = "spot price at the 90%-off floor in its zone: little spot capa
 # An option whose GPU has no published measurements of this kind of model (CNN, encoder, decoder) in the calibration
 # data: its time is the model's extrapolation.
 UNCALIBRATED_NOTE = "GPU not calibrated for this kind of model (wider band)"
+RISKY_NOTE = "RISKY: the high scenario more than doubles time or cost"
+# A buyer acting on the headline is told when its price is older than this (issue 38): spot prices move within
+# days, and on-demand list prices change a few times a year; the catalog's own stale mark (STALE_AFTER_DAYS) is later.
+HEADLINE_PRICE_AGE_DAYS = 14.0
+# How many of the options passed over for the headline are named in its one line.
+PASSED_OVER_NAMED = 2
 
 # The columns of RankResult.table, in order; names are stable (scripts read them), units last.
 TABLE_COLUMNS: tuple[str, ...] = (
@@ -46,6 +53,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "co2_kg",
     "pareto",
     "price_as_of",
+    "price_age_days",
     "price_stale",
     "available_now",
     "notes",
@@ -61,7 +69,7 @@ TABLE_DTYPES: dict[str, str] = {
     **{
         name: "float64"
         for name in TABLE_COLUMNS
-        if name.endswith(("_usd", "_hours", "_kwh", "_per_hour"))
+        if name.endswith(("_usd", "_hours", "_kwh", "_per_hour", "_days"))
         or name in ("expected_interruptions", "p_no_interruption", "co2_kg")
     },
 }
@@ -102,6 +110,8 @@ class RankResult:
     details: pd.DataFrame
     message: str | None = None
     notes: list[str] = field(default_factory=list)
+    # Set when the best option takes over a year: that no option finishes within one, and what would.
+    year_note: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -118,65 +128,95 @@ class RankResult:
             for row in self.table.to_dict("records")
         ]
 
+    def _options(self) -> pd.DataFrame:
+        # compare's table also holds a row per choice without an option (no rank): never a headline.
+        return self.table[self.table["rank"].notna()]
+
     def headline(self) -> tuple[pd.Series | None, pd.Series | None]:
         """The headline pair: the best on-demand option beside the best spot option (None where there is none).
 
-        "Best" follows the table's order; a spot option that is not flagged risky is preferred over a risky one.
+        "Best" follows the table's order; a spot option a buyer can act on (``actionable``) is preferred over one
+        that is not.
         """
+        return self._pair
+
+    @functools.cached_property
+    def _pair(self) -> tuple[pd.Series | None, pd.Series | None]:
+        # Once per result: every face asks for it several times (headline, best, passed over), on thousands of rows.
         if self.empty:
             return None, None
-        # compare's table also holds a row per choice without an option (no rank): never a headline.
-        options = self.table[self.table["rank"].notna()]
-        pricing = options["pricing"]
-        on_demand = options[pricing == "on-demand"]
-        spot = options[pricing == "spot"]
-        safe = spot[~spot["spot_risky"].astype(bool)]
+        options = self._options()
+        on_demand = options[options["pricing"] == "on-demand"]
+        spot = options[options["pricing"] == "spot"]
+        safe = spot[actionable(spot)]
         best_spot = safe if len(safe) else spot
         return (
             on_demand.iloc[0] if len(on_demand) else None,
             best_spot.iloc[0] if len(best_spot) else None,
         )
 
+    def best(self) -> pd.Series | None:
+        """The answer: the best option a buyer can act on (``actionable``), else the best there is (None if none)."""
+        pair = [row for row in self.headline() if row is not None]
+        if not pair:
+            return None
+        usable = [row for row in pair if not caveats(row)[0]]
+        return min(usable or pair, key=lambda row: int(row["rank"]))
+
+    def passed_over(self) -> str | None:
+        """One line naming the options ranked above ``best`` and why none of them is the answer (None if none)."""
+        best = self.best()
+        if best is None:
+            return None
+        options = self._options()
+        above = options[options["rank"] < best["rank"]]
+        if not len(above):
+            return None
+        named = [
+            f"#{int(row['rank'])} {row['provider']} {row['instance_type']} {row['pricing']} ({row['region']}) "
+            f"${row['cost_usd']:,.0f}: {', '.join(caveats(row)[0])}"
+            for _, row in above.head(PASSED_OVER_NAMED).iterrows()
+        ]
+        more = f"; and {len(above) - len(named)} more like them" if len(above) > len(named) else ""
+        return f"passed over {'; '.join(named)}{more}"
+
     def headline_lines(self) -> list[str]:
-        """The headline pair in words, one line each: what it costs, how long it takes, how risky the spot run is."""
-        lines = []
-        for row in self.headline():
-            if row is None:
-                continue
-            text = (
-                f"best {row['pricing']}: {row['provider']} {int(row['nodes'])} x {row['instance_type']} "
-                f"({row['region']}), ${row['cost_usd']:,.0f} in {row['time_to_solution_hours']:,.1f} h"
+        """The answer in words: what stops every option finishing within a year (if anything), the best option
+        (``best``) and what was passed over to reach it, then the best of the other pricing."""
+        best = self.best()
+        if best is None:
+            return [self.year_note] if self.year_note else []
+        others = [row for row in self.headline() if row is not None and int(row["rank"]) != int(best["rank"])]
+        lines = [self.year_note, self.option_line(best), self.passed_over(), *map(self.option_line, others)]
+        return [line for line in lines if line]
+
+    def option_line(self, row: pd.Series) -> str:
+        """One option in words: what stops a buyer first (risk, floor price, uncalibrated GPU), then what it costs,
+        how long it takes, how risky a spot run is, and how old its price is."""
+        warnings, explained = caveats(row)
+        label = f"best {row['pricing']}" + "".join(f", {word.upper()}" for word in warnings)
+        count = int(row["gpus_per_node"]) * int(row["nodes"])
+        text = (
+            f"{label}: {row['provider']} {int(row['nodes'])} x {row['instance_type']} ({row['region']}), "
+            f"{count} {row['gpu']}, ${row['cost_usd']:,.0f} in {row['time_to_solution_hours']:,.1f} h"
+        )
+        if row["pricing"] == "spot":
+            high = row["cost_high_usd"]
+            band = f"${row['cost_low_usd']:,.0f}-{high:,.0f}" if high == high else "no upper bound"
+            text += (
+                f" (cost {band}; {row['expected_interruptions']:.2g} interruptions expected, "
+                f"P(none) {row['p_no_interruption']:.0%})"
             )
-            if row["pricing"] == "spot":
-                high = row["cost_high_usd"]
-                band = f"${row['cost_low_usd']:,.0f}-{high:,.0f}" if high == high else "no upper bound"
-                text += (
-                    f" (cost {band}; {row['expected_interruptions']:.2g} interruptions expected, "
-                    f"P(none) {row['p_no_interruption']:.0%}{'; RISKY' if row['spot_risky'] else ''})"
-                )
-                spot = self.table[(self.table["pricing"] == "spot") & self.table["rank"].notna()]
-                if not row["spot_risky"] and len(spot) and int(spot.iloc[0]["rank"]) != int(row["rank"]):
-                    # The table's first spot option is RISKY: the headline names the best one that is not.
-                    top = spot.iloc[0]
-                    text += (
-                        f"; the first spot option, #{int(top['rank'])} at ${top['cost_usd']:,.0f}, is RISKY and "
-                        "skipped here"
-                    )
-            if row.get("available_now") == "false":
-                # A capacity reading (Lambda) that says no: the best option may not start now.
-                others = self.table[
-                    (self.table["pricing"] == row["pricing"]) & (self.table["available_now"] != "false")
-                ]
-                then = f"; the best that may have capacity is #{int(others.iloc[0]['rank'])}" if len(others) else ""
-                text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
-            if SPOT_FLOOR_NOTE in str(row.get("notes") or ""):
-                text += f"; {SPOT_FLOOR_NOTE}"
-            if UNCALIBRATED_NOTE in str(row.get("notes") or ""):
-                text += f"; {UNCALIBRATED_NOTE}"
-            if row.get("price_stale"):
-                text += f"; prices as of {str(row['price_as_of'])[:10]} (stale)"
-            lines.append(text)
-        return lines
+        if row.get("available_now") == "false":
+            # A capacity reading (Lambda) that says no: the best option may not start now.
+            table = self.table
+            others = table[(table["pricing"] == row["pricing"]) & (table["available_now"] != "false")]
+            then = f"; the best that may have capacity is #{int(others.iloc[0]['rank'])}" if len(others) else ""
+            text += f"; NO CAPACITY NOW in {row['region']} at the last refresh{then}"
+        for reason in explained:
+            text += f"; {reason}"
+        age = price_age_text(row)
+        return f"{text}; {age}" if age else text
 
     def cost_lines(self, rank: int) -> list[CostLine]:
         """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""
@@ -207,6 +247,48 @@ class RankResult:
         return pd.DataFrame.from_records(
             records, columns=["rank", "name", "unit", "quantity", "unit_price_usd", "cost_usd"]
         )
+
+
+def caveats(row: pd.Series) -> tuple[list[str], list[str]]:
+    """What stops a buyer acting on ``row``: short words for the headline's first words, and each in a sentence.
+
+    The short words are those that make an option not ``actionable`` (a spot price at the floor, a RISKY spot run);
+    an uncalibrated GPU only adds its sentence: its number is less sure, not less available.
+    """
+    notes = str(row.get("notes") or "")
+    words, sentences = [], []
+    if row["pricing"] == "spot" and bool(row["spot_risky"]):
+        words.append("risky")
+        sentences.append(RISKY_NOTE)
+    if SPOT_FLOOR_NOTE in notes:
+        words.append("at the spot floor")
+        sentences.append(SPOT_FLOOR_NOTE)
+    if UNCALIBRATED_NOTE in notes:
+        sentences.append(f"{row['gpu']}: {UNCALIBRATED_NOTE}")
+    return words, sentences
+
+
+def price_age_text(row: pd.Series) -> str | None:
+    """'price from 2026-07-09, 142 days old' when the option's price is older than HEADLINE_PRICE_AGE_DAYS."""
+    age = row.get("price_age_days")
+    if age is None or age != age or age <= HEADLINE_PRICE_AGE_DAYS:
+        return None
+    return f"price from {str(row['price_as_of'])[:10]}, {age:,.0f} days old"
+
+
+def caveat_marks(options: pd.DataFrame) -> pd.Series:
+    """' RISKY', ' FLOOR', ' RISKY FLOOR' or '' per option: the words to put after its pricing in a table."""
+    spot = options["pricing"] == "spot"
+    risky = spot & options["spot_risky"].astype(bool)
+    floor = spot & options["notes"].fillna("").astype(str).str.contains(SPOT_FLOOR_NOTE, regex=False)
+    return risky.map({True: " RISKY", False: ""}) + floor.map({True: " FLOOR", False: ""})
+
+
+def actionable(options: pd.DataFrame) -> pd.Series:
+    """Which options a buyer can act on as priced: not a RISKY spot run, not a spot price at the 90%-off floor."""
+    spot = options["pricing"] == "spot"
+    floor = options["notes"].fillna("").astype(str).str.contains(SPOT_FLOOR_NOTE, regex=False)
+    return ~(spot & (options["spot_risky"].astype(bool) | floor))
 
 
 def lines_for(row: pd.Series) -> list[CostLine]:

@@ -32,9 +32,10 @@ def _freshness(status: pd.DataFrame) -> None:
 
 
 def _history_chart(history: pd.DataFrame) -> alt.Chart:
-    """On-demand and spot price of one offering at every snapshot, one line per zone and pricing."""
+    """On-demand and spot price of one offering at every snapshot, one line per zone and pricing, at the date each
+    price was read (``as_of``): a bundled snapshot's prices are months older than the day it was loaded."""
     long = history.melt(
-        id_vars=["created_at", "zone"],
+        id_vars=["as_of", "created_at", "zone"],
         value_vars=["price_usd_per_hour", "spot_price_usd_per_hour"],
         var_name="pricing",
         value_name="usd_per_hour",
@@ -44,11 +45,11 @@ def _history_chart(history: pd.DataFrame) -> alt.Chart:
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X("created_at:T", title="snapshot stored", axis=alt.Axis(format="%Y-%m-%d %H:%M", tickCount=6)),
+            x=alt.X("as_of:T", title="price as of", axis=alt.Axis(format="%Y-%m-%d", tickCount=6)),
             y=alt.Y("usd_per_hour:Q", title="USD per instance-hour", scale=alt.Scale(zero=False)),
             color=alt.Color("pricing:N", scale=alt.Scale(domain=["on-demand", "spot"])),
             strokeDash=alt.StrokeDash("zone:N", title="zone"),
-            tooltip=["created_at", "zone", "pricing", alt.Tooltip("usd_per_hour:Q", format=".4f")],
+            tooltip=["as_of", "created_at", "zone", "pricing", alt.Tooltip("usd_per_hour:Q", format=".4f")],
         )
         .properties(height=300)
     )

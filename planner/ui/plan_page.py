@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from planner import report
 from planner.cost.rank import RankResult
-from planner.cost.result import SPOT_FLOOR_NOTE
+from planner.cost.result import caveat_marks, caveats, price_age_text
 from planner.errors import PlannerError
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
 from planner.ui.cache import cached_catalog, cached_rank, cached_status, catalog_key
@@ -33,7 +32,8 @@ from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, wri
 from planner.ui.workload_inputs import schedule_inputs, trainable_share_input
 
 KEY = "plan."  # session-state prefix of the form's widgets ("plan.url": the URL they were last loaded from)
-# What the results table shows first, so cost, time and $/GPU-hour need no horizontal scroll.
+# What the results table shows: cost, time and $/GPU-hour first; columns whose widths below sum to less than the main
+# area at 1440 px beside the sidebar (about 1,000 px), so no column is cut at the edge. "All columns" adds the rest.
 SHOWN_COLUMNS = [
     "rank",
     "cost_usd",
@@ -44,20 +44,18 @@ SHOWN_COLUMNS = [
     "gpus",
     "pricing",
     "region",
-    "price_usd_per_hour",
-    "cost_low_usd",
-    "cost_high_usd",
-    "expected_interruptions",
-    "pareto",
-    "notes",
 ]
+MORE_COLUMNS = ["price_usd_per_hour", "cost_low_usd", "cost_high_usd", "expected_interruptions", "pareto", "notes"]
 COLUMN_CONFIG = {
-    "rank": st.column_config.NumberColumn("#", width="small"),
-    "cost_usd": st.column_config.NumberColumn("cost $", format="%,.0f"),
-    "time_to_solution_hours": st.column_config.NumberColumn("hours", format="%,.1f"),
-    "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="%.2f"),
-    "instance_type": st.column_config.TextColumn("instance"),
-    "gpus": st.column_config.TextColumn("GPUs"),
+    "rank": st.column_config.NumberColumn("#", width=40),
+    "cost_usd": st.column_config.NumberColumn("cost $", format="%,.0f", width=75),
+    "time_to_solution_hours": st.column_config.NumberColumn("hours", format="%,.1f", width=70),
+    "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="%.2f", width=70),
+    "provider": st.column_config.TextColumn("provider", width=80),
+    "instance_type": st.column_config.TextColumn("instance", width=200),
+    "gpus": st.column_config.TextColumn("GPUs", width=160),
+    "pricing": st.column_config.TextColumn("pricing", width=115),
+    "region": st.column_config.TextColumn("region", width=160),
     "price_usd_per_hour": st.column_config.NumberColumn("$/h per instance", format="%.2f"),
     "cost_low_usd": st.column_config.NumberColumn("low $", format="%,.0f"),
     "cost_high_usd": st.column_config.NumberColumn("high $", format="%,.0f"),
@@ -77,98 +75,129 @@ _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
-    """The form; its widgets keep their values in session state under ``plan.<field>``."""
-    with st.form("plan"):
-        left, middle, right = st.columns(3)
-        left.selectbox(
+    """The form, in the sidebar so that the answer is the first thing on the page; its widgets keep their values in
+    session state under ``plan.<field>``."""
+    with st.sidebar.form("plan"):
+        st.form_submit_button("Rank offerings", type="primary")
+        st.selectbox(
             "Workload",
             allowed["workload"],
             key=KEY + "workload",
             help="A preset, or 'transformer' for your own model (set its shape under Custom model).",
         )
-        left.number_input(
+        # %g: a value reads as given (1e+09, 160600000000.0 would be 1.606e+11), 0 as 0; "%.3e" showed 0.000e+00.
+        st.number_input(
             "Amount of work (tokens, images or sequences; 0 = the preset's default)",
             min_value=0.0,
-            format="%.3e",
+            format="%g",
             key=KEY + "work",
         )
-        left.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
-        trainable_share_input(left, KEY)
-        left.selectbox("Precision", allowed["precision"], key=KEY + "precision")
-        left.selectbox("Software", allowed["stack"], help=STACK_HELP, key=KEY + "stack")
-        left.radio(
-            "Activation checkpointing",
-            allowed["recompute"],
-            horizontal=True,
-            help=RECOMPUTE_HELP,
-            key=KEY + "recompute",
-        )
-        middle.number_input("Deadline, hours (0 = none)", min_value=0.0, step=12.0, key=KEY + "deadline_hours")
-        middle.number_input("Budget, USD (0 = none)", min_value=0.0, step=1000.0, key=KEY + "budget_usd")
-        middle.radio("Pricing", allowed["pricing"], horizontal=True, key=KEY + "pricing")
-        middle.radio("Order by", allowed["by"], horizontal=True, key=KEY + "by")
-        right.multiselect("Providers", allowed["providers"], key=KEY + "providers", placeholder="all")
-        right.multiselect("Regions", allowed["regions"], key=KEY + "regions", placeholder="all")
-        right.multiselect("GPUs", allowed["gpus"], key=KEY + "gpus", placeholder="all")
-        right.slider("Max nodes", min_value=1, max_value=MAX_NODES, key=KEY + "max_nodes")
-        right.checkbox(
+        st.number_input("Deadline, hours (0 = none)", min_value=0.0, step=12.0, format="%g", key=KEY + "deadline_hours")
+        st.number_input("Budget, USD (0 = none)", min_value=0.0, step=1000.0, format="%g", key=KEY + "budget_usd")
+        st.radio("Pricing", allowed["pricing"], horizontal=True, key=KEY + "pricing")
+        st.radio("Order by", allowed["by"], horizontal=True, key=KEY + "by")
+        st.slider("Max nodes", min_value=1, max_value=MAX_NODES, key=KEY + "max_nodes")
+        st.multiselect("Providers", allowed["providers"], key=KEY + "providers", placeholder="all")
+        st.multiselect("Regions", allowed["regions"], key=KEY + "regions", placeholder="all")
+        st.multiselect("GPUs", allowed["gpus"], key=KEY + "gpus", placeholder="all")
+        st.checkbox(
             "Only offerings with capacity now",
             key=KEY + "available_only",
             help="Clouds that report capacity (Lambda) at the last refresh; the others have no capacity figure.",
         )
+        st.number_input(
+            "Max price age, days (0 = any)",
+            min_value=0.0,
+            step=7.0,
+            format="%g",
+            key=KEY + "max_age_days",
+            help="Refuse prices older than this; narrow the providers to those refreshed recently.",
+        )
+        with st.expander("Training, precision and software"):
+            st.radio("Training", allowed["mode"], horizontal=True, key=KEY + "mode", help="pretrain, finetune or LoRA")
+            trainable_share_input(st, KEY)
+            st.selectbox("Precision", allowed["precision"], key=KEY + "precision")
+            st.selectbox("Software", allowed["stack"], help=STACK_HELP, key=KEY + "stack")
+            st.radio(
+                "Activation checkpointing",
+                allowed["recompute"],
+                horizontal=True,
+                help=RECOMPUTE_HELP,
+                key=KEY + "recompute",
+            )
         with st.expander("Custom model (workload 'transformer', or override a preset's shape; 0 = preset's)"):
-            cols = st.columns(5)
-            cols[0].number_input("Parameters, billions", min_value=0.0, step=1.0, key=KEY + "params_billions")
-            cols[1].number_input("Layers", min_value=0, step=1, key=KEY + "layers")
-            cols[2].number_input("Hidden size", min_value=0, step=128, key=KEY + "hidden")
-            cols[3].number_input("Attention heads", min_value=0, step=1, key=KEY + "heads")
-            cols[4].number_input("Sequence length", min_value=0, step=512, key=KEY + "seq_len")
+            st.number_input("Parameters, billions", min_value=0.0, step=1.0, format="%g", key=KEY + "params_billions")
+            st.number_input("Layers", min_value=0, step=1, key=KEY + "layers")
+            st.number_input("Hidden size", min_value=0, step=128, key=KEY + "hidden")
+            st.number_input("Attention heads", min_value=0, step=1, key=KEY + "heads")
+            st.number_input("Sequence length", min_value=0, step=512, key=KEY + "seq_len")
         with st.expander("Batch and evaluations (0 = the preset's batch, no evaluations)"):
-            schedule_inputs(st.columns(3), KEY)
-        st.form_submit_button("Rank offerings", type="primary")
+            schedule_inputs([st, st, st], KEY)
 
 
-def _log_if_wide(values: pd.Series) -> alt.Scale:
+# What the chart draws and its tooltips show: only these are serialised to the browser (the whole table took most of
+# a re-rank's time).
+CHART_COLUMNS = ["time_to_solution_hours", "cost_usd", "gpu", "pricing", "pareto", "provider", "region",
+                 "instance_type", "gpus", "usd_per_gpu_hour"]  # fmt: skip
+
+
+def _log_if_wide(values: pd.Series) -> dict[str, Any]:
     """A log axis when the values span more than a factor of 20, else a linear one from zero."""
     low, high = float(values.min()), float(values.max())
-    return alt.Scale(type="log") if low > 0 and high / low > 20 else alt.Scale(zero=True)
+    return {"type": "log"} if low > 0 and high / low > 20 else {"zero": True}
 
 
-def _chart(view: pd.DataFrame) -> alt.Chart:
-    """Cost against time, one point per option: colour per GPU, shape per pricing, the Pareto front opaque."""
+def _chart(view: pd.DataFrame) -> dict[str, Any]:
+    """Cost against time, one point per option: colour per GPU, shape per pricing, the Pareto front opaque.
+
+    A Vega-Lite spec written out: built through altair, its schema validation cost 0.15-0.25 s of every re-rank.
+    """
     gpus = sorted(view["gpu"].unique())
-    chart: alt.Chart = (
-        alt.Chart(view)
-        .mark_point(size=80, filled=True)
-        .encode(
-            x=alt.X(
-                "time_to_solution_hours:Q",
-                title="time to solution (hours)",
-                scale=_log_if_wide(view["time_to_solution_hours"]),
-            ),
-            y=alt.Y("cost_usd:Q", title="cost per run (USD)", scale=_log_if_wide(view["cost_usd"])),
-            # category20 has a distinct colour for up to 20 GPUs (tableau10 repeats after ten).
-            color=alt.Color("gpu:N", title="GPU", scale=alt.Scale(domain=gpus, scheme="category20")),
-            shape=alt.Shape(
-                "pricing:N",
-                title="pricing",
-                scale=alt.Scale(domain=["on-demand", "spot"], range=["circle", "triangle"]),
-            ),
-            opacity=alt.condition("datum.pareto", alt.value(1.0), alt.value(0.35)),
-            tooltip=[
-                "provider",
-                "region",
-                "instance_type",
-                "gpus",
-                "pricing",
-                alt.Tooltip("cost_usd:Q", format=",.0f", title="cost $"),
-                alt.Tooltip("time_to_solution_hours:Q", format=",.1f", title="hours"),
-                alt.Tooltip("usd_per_gpu_hour:Q", format=".2f", title="$/GPU-h"),
+    return {
+        "mark": {"type": "point", "size": 80, "filled": True},
+        "height": 380,
+        "encoding": {
+            "x": {
+                "field": "time_to_solution_hours",
+                "type": "quantitative",
+                "title": "time to solution (hours)",
+                "scale": _log_if_wide(view["time_to_solution_hours"]),
+            },
+            "y": {
+                "field": "cost_usd",
+                "type": "quantitative",
+                "title": "cost per run (USD)",
+                "scale": _log_if_wide(view["cost_usd"]),
+            },
+            # category20 has a distinct colour for up to 20 GPUs (tableau10 repeats after ten); the legend below the
+            # chart in columns: to its right, a list of 20-odd GPUs ran past the chart's foot.
+            "color": {
+                "field": "gpu",
+                "type": "nominal",
+                "title": "GPU",
+                "scale": {"domain": gpus, "scheme": "category20"},
+                "legend": {"orient": "bottom", "columns": 6, "symbolLimit": 0},
+            },
+            # Its legend on top: below the GPU legend it fell outside the chart, and the spot triangle with it.
+            "shape": {
+                "field": "pricing",
+                "type": "nominal",
+                "title": "pricing",
+                "scale": {"domain": ["on-demand", "spot"], "range": ["circle", "triangle"]},
+                "legend": {"orient": "top"},
+            },
+            "opacity": {"condition": {"test": "datum.pareto", "value": 1.0}, "value": 0.35},
+            "tooltip": [
+                *(
+                    {"field": name, "type": "nominal"}
+                    for name in ("provider", "region", "instance_type", "gpus", "pricing")
+                ),
+                {"field": "cost_usd", "type": "quantitative", "format": ",.0f", "title": "cost $"},
+                {"field": "time_to_solution_hours", "type": "quantitative", "format": ",.1f", "title": "hours"},
+                {"field": "usd_per_gpu_hour", "type": "quantitative", "format": ".2f", "title": "$/GPU-h"},
             ],
-        )
-        .properties(height=380)
-    )
-    return chart
+        },
+    }
 
 
 def _price_ages() -> str:
@@ -181,29 +210,60 @@ def _price_ages() -> str:
     return "Prices: " + "; ".join(parts) if parts else "No catalog"
 
 
+def _headline(result: RankResult, form: PlanForm) -> None:
+    """The answer first: what stops every option finishing within a year (if anything), the best option a buyer can
+    act on, with what stops it in its first words and its price's age, its figures, and what was passed over."""
+    if result.year_note:
+        st.error(markdown_text(result.year_note))
+    best = result.best()
+    if best is None:
+        return
+    option: dict[str, Any] = {str(k): v for k, v in best.items()}
+    figures = report.option_headline(option)
+    words, sentences = caveats(best)
+    what = f"{best['provider']} {best['instance_type']} in {best['region']}, {best['pricing']}: {figures['gpus']}"
+    said = "".join(f", {word.upper()}" for word in words)
+    lines = [f"**Best option ({form.by}){said}:** {markdown_text(what)}"]
+    details = [*sentences, *filter(None, [price_age_text(best)])]
+    if details:
+        lines.append(markdown_text("; ".join(details)))
+    (st.warning if words else st.success)("  \n".join(lines))
+    labels = ("Cost per run", "Time to solution", "Per GPU-hour", "Price per hour")
+    for col, label in zip(st.columns(len(labels)), labels, strict=True):
+        col.metric(label, figures[label])
+    passed = result.passed_over()
+    st.caption(
+        f"Cost range {figures['Cost range']} (spot interruptions and model uncertainty)"
+        + (f"; {markdown_text(passed)}" if passed else "")
+    )
+
+
 def _answer(result: RankResult, form: PlanForm) -> None:
     if result.empty:
         st.warning(result.message or "no option meets these constraints")
         return
     view = report.with_view_columns(result.table)
-    best = report.records(view.head(1))[0]
-    figures = report.option_headline(best)
-    what = f"{best['provider']} {best['instance_type']} in {best['region']}, {best['pricing']}: {figures['gpus']}"
-    st.success(f"**Best option ({form.by}):** {markdown_text(what)}")
-    labels = ("Cost per run", "Time to solution", "Per GPU-hour", "Price per hour")
-    for col, label in zip(st.columns(len(labels)), labels, strict=True):
-        col.metric(label, figures[label])
-    st.caption(f"Cost range {figures['Cost range']} (spot interruptions and model uncertainty)")
     _headline_pair(result)
     st.subheader(f"{len(view)} options, {int(view['pareto'].sum())} on the cost/time Pareto front")
-    st.altair_chart(_chart(view), width="stretch")
+    drawn = view[[c for c in CHART_COLUMNS if c in view.columns]]
+    st.vega_lite_chart(drawn, _chart(drawn), width="stretch")
     # One row for an offering sold alike in many regions ("us-east-1 +16 more"); the CSV download keeps each region.
     # Ordered by CO2, regions whose grids differ are different answers: their rows stay apart.
-    rows = report.collapse_regions(view, (*SHOWN_COLUMNS, "co2_kg") if form.by == "co2" else SHOWN_COLUMNS)
-    st.dataframe(rows[[c for c in SHOWN_COLUMNS if c in rows.columns]], hide_index=True, column_config=COLUMN_CONFIG)
-    st.download_button("Download CSV", report.to_csv(result.table), file_name="gpu-plan.csv", mime="text/csv")
-    with st.expander("Cost lines of the best option"):
-        st.dataframe(pd.DataFrame([line.__dict__ for line in result.cost_lines(1)]), hide_index=True)
+    listed = [*SHOWN_COLUMNS, *MORE_COLUMNS]
+    rows = report.collapse_regions(view, (*listed, "co2_kg") if form.by == "co2" else listed)
+    # The pricing cell says where a spot number may not hold (RISKY, FLOOR), as the CLI's table does.
+    rows["pricing"] = rows["pricing"] + caveat_marks(rows)
+    every = st.toggle("All columns", key="plan_table.all", help="Price per instance, cost range, interruptions, notes")
+    shown = [c for c in (listed if every else SHOWN_COLUMNS) if c in rows.columns]
+    st.dataframe(rows[shown], hide_index=True, column_config=COLUMN_CONFIG)
+    # Written when clicked, not on every answer: the CSV of a thousand options took 0.15 s of each re-rank.
+    table = result.table
+    st.download_button("Download CSV", lambda: report.to_csv(table), file_name="gpu-plan.csv", mime="text/csv")
+    best = result.best()
+    if best is not None:
+        with st.expander("Cost lines of the best option"):
+            lines = result.cost_lines(int(best["rank"]))
+            st.dataframe(pd.DataFrame([line.__dict__ for line in lines]), hide_index=True)
 
 
 def _headline_pair(result: RankResult) -> None:
@@ -218,20 +278,22 @@ def _headline_pair(result: RankResult) -> None:
         )
         column.metric("Cost per run", figures["Cost per run"], help=f"low-high scenario: {figures['Cost range']}")
         column.metric("Time to solution", figures["Time to solution"])
+        # What stops a buyer (RISKY, a floor price, an uncalibrated GPU) and the price's age, as in the headline.
+        _words, sentences = caveats(row)
+        said = [*sentences, *filter(None, [price_age_text(row)])]
         if row["pricing"] == "spot":
-            risk = "; risky: the high scenario more than doubles time or cost" if row["spot_risky"] else ""
-            if SPOT_FLOOR_NOTE in str(row.get("notes") or ""):
-                risk += f"; {SPOT_FLOOR_NOTE}"
-            column.caption(
+            said.insert(
+                0,
                 f"{float(row['expected_interruptions']):.2g} interruptions expected, "
-                f"P(none) {float(row['p_no_interruption']):.0%}{risk}"
+                f"P(none) {float(row['p_no_interruption']):.0%}",
             )
+        if said:
+            column.caption("; ".join(said))
 
 
 def render_plan_page() -> None:
-    """Form (from the URL), headline answer, chart, ranked table, exclusions and assumptions."""
+    """Form (from the URL, in the sidebar), headline answer, chart, ranked table, exclusions and assumptions."""
     st.title("Plan a training run")
-    st.caption("Which offering finishes this job cheapest, or within my deadline, and what will it cost?")
     catalog = cached_catalog()
     allowed = choices(sorted(catalog["region"].unique()), sorted(catalog["gpu"].unique()))
     for problem in load_url_into_widgets(KEY, lambda url: from_query(url, allowed)):
@@ -239,16 +301,18 @@ def render_plan_page() -> None:
     _inputs(allowed)
     form = form_from_widgets(KEY, DEFAULT)
     write_url(KEY, to_query(form))
-    st.caption(_price_ages())
     try:
         result = cached_rank(form, catalog_key(catalog), catalog)
     except PlannerError as exc:
         st.error(error_text(exc))
         return
+    if not result.empty:
+        _headline(result, form)
     # Warnings (stale prices, a cloud left out for want of a capacity figure) go in one box; other notes as captions.
     warnings = [m.removeprefix(report.WARNING_PREFIX) for m in result.notes if m.startswith(report.WARNING_PREFIX)]
     if warnings:
         st.warning(markdown_text("; ".join(warnings)))
+    st.caption(_price_ages())
     for message in (m for m in result.notes if not m.startswith(report.WARNING_PREFIX)):
         st.caption(markdown_text(message))
     _answer(result, form)

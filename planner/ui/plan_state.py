@@ -50,6 +50,7 @@ class PlanForm:
     max_nodes: int = 1
     by: str = "cost"
     available_only: bool = False  # only offerings whose cloud reported capacity at the last refresh
+    max_age_days: float = 0.0  # refuse prices older than this (0: any age), as the CLI's --max-age
 
 
 # Field -> URL key; short keys keep shared links readable.
@@ -78,6 +79,7 @@ URL_KEYS: dict[str, str] = {
     "max_nodes": "nodes",
     "by": "by",
     "available_only": "available",
+    "max_age_days": "max_age_d",
 }
 DEFAULT = PlanForm()
 
@@ -123,6 +125,7 @@ def rank_arguments(form: PlanForm) -> dict[str, Any]:
         "max_nodes": form.max_nodes,
         "by": form.by,
         "available_only": form.available_only,
+        "max_age_hours": form.max_age_days * 24 or None,
     }
 
 

@@ -32,9 +32,10 @@ def _check(name: str, text: str) -> None:
 def test_ranked_csv_matches_golden(by: str) -> None:
     result = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, max_nodes=2, by=by)
     assert tuple(result.table.columns) == TABLE_COLUMNS
-    # Rounded so that the last bits of float arithmetic do not make the file flaky across platforms; staleness
-    # depends on today's date, so it is checked on its own (test_stale_prices_are_marked_on_every_option).
-    _check(f"ranked_by_{by}.csv", report.to_csv(result.table.drop(columns=["price_stale"]).round(6)))
+    # Rounded so that the last bits of float arithmetic do not make the file flaky across platforms; staleness and
+    # age depend on today's date, so they are checked on their own (test_stale_prices_are_marked_on_every_option).
+    dated = ["price_age_days", "price_stale"]
+    _check(f"ranked_by_{by}.csv", report.to_csv(result.table.drop(columns=dated).round(6)))
 
 
 def test_excluded_csv_matches_golden() -> None:
@@ -139,5 +140,13 @@ def test_stale_prices_are_marked_on_every_option() -> None:
     result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
     stale = result.table.groupby("provider")["price_stale"].agg(set).to_dict()
     assert stale["aws"] == {True} and stale["gcp"] == {False}
-    assert any(note.startswith("warning: aws prices are") for note in result.notes)
-    assert any("(stale)" in line for line in result.headline_lines())
+    ages = result.table.groupby("provider")["price_age_days"].max()
+    # One line for every stale cloud (gcp is fresh), naming the call that refreshes them.
+    assert [note for note in result.notes if "older than" in note] == [
+        f"warning: prices older than 30 days: aws {ages['aws']:,.0f} days, azure {ages['azure']:,.0f} days; "
+        "planner.refresh() updates them"
+    ]
+    assert ages["aws"] > 2000 and ages["gcp"] < 0
+    # The headline says how old its price is, with its date.
+    best = result.headline_lines()[0]
+    assert best.startswith("best spot: aws") and best.endswith(f"; price from 2020-01-01, {ages['aws']:,.0f} days old")

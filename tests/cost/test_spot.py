@@ -195,7 +195,8 @@ def test_headline_pairs_the_best_on_demand_with_the_best_safe_spot_option() -> N
     assert not best_spot["spot_risky"]
     assert on_demand["rank"] == result.table[result.table["pricing"] == "on-demand"]["rank"].min()
     lines = result.headline_lines()
-    assert lines[0].startswith("best on-demand: aws 1 x p5.48xlarge") and lines[1].startswith("best spot:")
+    # The best option first: here the spot run, then the best on-demand one.
+    assert lines[0].startswith("best spot: aws 1 x p5.48xlarge") and lines[1].startswith("best on-demand: aws 1 x")
     only = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9, pricing="on-demand")
     assert only.headline()[1] is None and len(only.headline_lines()) == 1
 

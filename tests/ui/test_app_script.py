@@ -376,3 +376,75 @@ def test_one_price_in_many_regions_is_one_row_of_the_table(fixture_catalog: Path
     table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
     lambda_rows = table[table["provider"] == "lambda"]
     assert len(lambda_rows) == 1 and lambda_rows["region"].iloc[0].endswith(" +2 more")
+
+
+def test_the_answer_comes_first_and_the_form_sits_in_the_sidebar(fixture_catalog: Path) -> None:
+    from planner import __version__
+
+    app = _app().run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    # The form is in the sidebar: the main area opens with the title and the headline.
+    assert app.sidebar.number_input(key="plan.work") is not None
+    assert not app.main.number_input and not app.main.selectbox
+    main = [getattr(node, "type", "") for node in app.main]
+    assert main[1:3] == ["title", "success"], main
+    # A value reads as given: the default 0 as 0 (not 0.000e+00), 1e9 as 1e+09.
+    assert (
+        app.number_input(key="plan.work").proto.default == 0 and app.number_input(key="plan.work").proto.format == "%g"
+    )
+    # The headline gives the price's date when it is older than two weeks (the fixture's: 2026-11-01).
+    assert "price from 2026-11-01, " in _unescaped(app.success[0].value)
+    # The release that gave the answer.
+    assert any(c.value == f"gpu-planner {__version__}" for c in app.sidebar.caption)
+
+
+def test_the_headline_passes_over_a_spot_price_at_its_floor(
+    isolated_store: Path, no_bundled_catalog: Path, clear_app_caches: None
+) -> None:
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot(
+            "aws",
+            [make_offer(spot_price_usd_per_hour=5.504, flags="spot_at_floor"),
+             make_offer(region="us-west-2", zone="usw2-az1", spot_price_usd_per_hour=20.0)],
+            source="fixture", as_of="2026-11-01T00:00:00+00:00",
+        )  # fmt: skip
+    app = _app().run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    headline = _unescaped(app.success[0].value)
+    assert headline.startswith("**Best option (cost):** aws p5.48xlarge in us-west-2, spot")
+    captions = [_unescaped(c.value) for c in app.caption]
+    assert any("passed over #1 aws p5.48xlarge spot (us-east-1)" in c and "at the spot floor" in c for c in captions)
+    # The table marks the floor price where its number stands; all columns add the notes.
+    table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
+    assert "notes" not in table.columns and table["pricing"].iloc[0] == "spot FLOOR"
+    app.toggle(key="plan_table.all").set_value(True).run()
+    table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
+    assert {"notes", "cost_low_usd", "expected_interruptions"} <= set(table.columns)
+
+
+def test_chart_legends_show_both_pricings_and_the_catalog_plots_price_dates(fixture_catalog: Path) -> None:
+    import json
+
+    app = _app().run()  # type: ignore[attr-defined]
+    encoding = json.loads(app.get("vega_lite_chart")[0].proto.spec)["encoding"]  # type: ignore[attr-defined]
+    # Above the chart, where the GPU legend cannot push the spot triangle out of sight.
+    assert encoding["shape"]["legend"]["orient"] == "top"
+    assert encoding["color"]["legend"]["orient"] == "bottom"
+    catalog = _app()
+    catalog.switch_page("planner/ui/pages/catalog.py")  # type: ignore[attr-defined]
+    catalog = catalog.run()  # type: ignore[attr-defined]
+    spec = json.loads(catalog.get("vega_lite_chart")[0].proto.spec)  # type: ignore[attr-defined]
+    assert spec["encoding"]["x"]["field"] == "as_of" and spec["encoding"]["x"]["title"] == "price as of"
+
+
+def test_a_price_age_limit_refuses_older_prices_as_the_cli_does(fixture_catalog: Path) -> None:
+    app = _app().run()  # type: ignore[attr-defined]
+    app.number_input(key="plan.max_age_days").set_value(1.0)
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    # The fixture's prices are from 2026-11-01: older than a day, so no answer but the reason and what to do.
+    assert app.error and "older than the allowed 24 h" in app.error[0].value, [e.value for e in app.error]
+    assert app.query_params["max_age_d"] == "1"
+    app.number_input(key="plan.max_age_days").set_value(3650.0)
+    app.button[0].click().run()
+    assert not app.error and app.success

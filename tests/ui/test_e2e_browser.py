@@ -103,17 +103,26 @@ def test_plan_page_answers_on_load_keeps_the_form_in_the_url_and_draws_the_chart
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+            # A laptop's screen: the first screen shows the answer, the form beside it in the sidebar.
+            page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
             page.goto(app_url, wait_until="domcontentloaded")
             # First load: the default workload's answer, without pressing anything.
             page.get_by_text("Best option (cost):").wait_for(timeout=60_000)
             page.get_by_text(re.compile(r"^\$[\d,]+$")).first.wait_for(timeout=30_000)  # the cost per run
+            for shown in (page.get_by_text("Best option (cost):"), page.get_by_text(re.compile(r"^\$[\d,]+$")).first):
+                box = shown.bounding_box()
+                assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900, box
             page.get_by_text(re.compile(r"\d+ options, \d+ on the cost/time Pareto front")).wait_for()
             page.get_by_text(re.compile(r"^Prices: aws .* old \(live\)")).wait_for()
             page.get_by_text(re.compile(r"Best option \(cost\):.*spot")).wait_for()
             # The chart is drawn: a vega-embed canvas or SVG with a legend for pricing and GPU.
             page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(timeout=30_000)
             page.screenshot(path=str(tmp_path / "plan.png"), full_page=True)
+            # The results table fits the main area at 1440 px: no column is cut at its right edge.
+            widths = page.evaluate(
+                "() => [...document.querySelectorAll('.dvn-scroller')].map(e => [e.scrollWidth, e.clientWidth])"
+            )
+            assert widths and all(scroll <= client + 1 for scroll, client in widths), widths
             _assert_safe(_downloaded_csv(page, "Download CSV"))
 
             # Change the form: the URL takes it, and a fresh tab on that URL gives the same answer.
@@ -122,7 +131,7 @@ def test_plan_page_answers_on_load_keeps_the_form_in_the_url_and_draws_the_chart
             page.wait_for_url(re.compile(r"pricing=on-demand"), timeout=30_000)
             page.get_by_text(re.compile(r"Best option \(cost\):.*on-demand")).wait_for(timeout=30_000)
             shared = page.url
-            other = browser.new_page(viewport={"width": 1400, "height": 1000})
+            other = browser.new_page(viewport={"width": 1440, "height": 900})
             other.goto(shared, wait_until="domcontentloaded")
             other.get_by_text(re.compile(r"Best option \(cost\):.*on-demand")).wait_for(timeout=60_000)
             expect(other.get_by_role("radio", name="on-demand")).to_be_checked(timeout=10_000)

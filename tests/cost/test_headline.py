@@ -1,0 +1,94 @@
+"""The headline: an option a buyer can act on, said with what stops it, its price's age, and the year rule."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from cost.fakes import FakeEstimator, small_catalog
+from planner.api import rank
+from planner.cost.explain import YEAR_HOURS
+from planner.cost.result import SPOT_FLOOR_NOTE, UNCALIBRATED_NOTE
+
+
+def _at_floor(catalog: pd.DataFrame, zone: str = "use1-az6") -> pd.DataFrame:
+    catalog.loc[catalog["zone"] == zone, "flags"] = "spot_at_floor"
+    return catalog
+
+
+def test_a_spot_price_at_the_floor_is_passed_over_for_the_best_option_without_one() -> None:
+    # p5.48xlarge in us-east-1 is cheapest on spot in use1-az6, at the floor: the headline skips it and says why.
+    catalog = _at_floor(small_catalog())
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
+    first = result.table.iloc[0]
+    assert first["pricing"] == "spot" and SPOT_FLOOR_NOTE in first["notes"]
+    best = result.best()
+    assert best is not None and int(best["rank"]) > 1 and SPOT_FLOOR_NOTE not in best["notes"]
+    assert not (best["pricing"] == "spot" and best["spot_risky"])
+    lines = result.headline_lines()
+    assert lines[0].startswith(f"best {best['pricing']}: ") and f"${best['cost_usd']:,.0f}" in lines[0]
+    assert SPOT_FLOOR_NOTE not in lines[0]
+    # One line names what was passed over and why.
+    assert lines[1].startswith(f"passed over #1 aws p5.48xlarge spot (us-east-1) ${first['cost_usd']:,.0f}: ")
+    assert lines[1].endswith("at the spot floor")
+
+
+def test_a_headline_with_nothing_better_says_floor_and_risk_in_its_first_words() -> None:
+    # Spot only, every spot price at the floor: the headline is still a floor price, and leads with it.
+    catalog = small_catalog()
+    catalog["flags"] = "spot_at_floor"
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9, pricing="spot")
+    line = result.headline_lines()[0]
+    assert line.startswith("best spot, AT THE SPOT FLOOR: ") and line.count(SPOT_FLOOR_NOTE) == 1
+    # A RISKY run (a GPU so often reclaimed that the high scenario more than doubles it) leads with RISKY.
+    risky = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e10, pricing="spot",
+                 gpu="A100-40GB", interruption_rate_per_node_hour=2.0)  # fmt: skip
+    row = risky.best()
+    assert row is not None and row["spot_risky"]
+    assert risky.headline_lines()[0].startswith("best spot, RISKY: ")
+
+
+def test_an_uncalibrated_gpu_in_the_headline_says_so() -> None:
+    fake = FakeEstimator()
+
+    def estimator(*args: Any, **kwargs: Any) -> Any:
+        return dataclasses.replace(fake(*args, **kwargs), gpu_calibrated=args[1] != "H100-SXM")
+
+    result = rank("llama-3-8b", catalog=small_catalog(), estimator=estimator, tokens=2e9)
+    best = result.best()
+    assert best is not None and best["gpu"] == "H100-SXM"
+    assert f"H100-SXM: {UNCALIBRATED_NOTE}" in result.headline_lines()[0]
+
+
+def test_the_headline_gives_its_price_date_when_older_than_two_weeks() -> None:
+    now = datetime.now(UTC)
+    for days, said in ((10, False), (20, True)):
+        catalog = small_catalog()
+        stamp = (now - timedelta(days=days)).isoformat(timespec="seconds")
+        catalog["as_of"] = stamp
+        result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
+        assert result.table["price_age_days"].to_numpy() == pytest.approx(days, abs=0.01)
+        line = result.headline_lines()[0]
+        assert line.endswith(f"; price from {stamp[:10]}, {days} days old") == said, line
+
+
+def test_an_answer_past_a_year_says_no_option_finishes_within_one_and_what_would() -> None:
+    # 5e12 tokens on 8 x H100 at 10,000 tokens/s each: 17,361 h on one node; the fake model's fourth node gets it
+    # under a year.
+    result = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=5e12, max_nodes=2)
+    assert result.year_note is not None
+    assert result.headline_lines()[0] == result.year_note
+    assert result.year_note.startswith("no option finishes within a year: the fastest on up to 2 nodes takes 10,851 h")
+    assert "on up to 4 nodes one would (a deadline of 8,766 h keeps only those)" in result.year_note
+    wider = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=5e12, max_nodes=4)
+    assert wider.table["time_to_solution_hours"].min() <= YEAR_HOURS
+    # Beyond what any node count reaches: how much less work would finish within a year.
+    far = rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=5e13, max_nodes=1)
+    assert far.year_note is not None and "and on up to 64 nodes" in far.year_note
+    assert "less work would: about 10% of the work" in far.year_note
+    # Within a year: nothing said.
+    assert rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9).year_note is None
