@@ -81,14 +81,21 @@ def carbon_intensities(providers: Sequence[str], regions: Sequence[str]) -> Floa
     """gCO2e per kWh for each (provider, region) pair; NaN for an unknown provider."""
     import numpy as np
 
-    cache: dict[tuple[str, str], float] = {}
-    values = []
-    for provider, region in zip(providers, regions, strict=True):
-        key = (str(provider), str(region))
-        if key not in cache:
-            cache[key] = carbon_intensity(*key)[0]
-        values.append(cache[key])
-    return np.array(values, dtype=float)
+    table = _carbon_table()
+    average = _provider_averages()
+    return np.array(
+        [
+            table.get((provider, region), average.get(provider, np.nan))
+            for provider, region in zip(map(str, providers), map(str, regions), strict=True)
+        ],
+        dtype=float,
+    )
+
+
+@functools.cache
+def _provider_averages() -> dict[str, float]:
+    """The provider's average row ("*") of the carbon table, which a region missing from it uses."""
+    return {provider: value for (provider, region), value in _carbon_table().items() if region == "*"}
 
 
 def node_power_kw(gpus: Sequence[str], gpus_per_node: FloatArray, providers: Sequence[str]) -> FloatArray:
