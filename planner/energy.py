@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner._data import data_dir
 
@@ -98,15 +98,37 @@ def _provider_averages() -> dict[str, float]:
     return {provider: value for (provider, region), value in _carbon_table().items() if region == "*"}
 
 
-def node_power_kw(gpus: Sequence[str], gpus_per_node: FloatArray, providers: Sequence[str]) -> FloatArray:
-    """Facility power of one node at the node factor 1: GPUs x TDP x PUE, kW (NaN for a GPU without specs)."""
+def node_energy_kwh(tdp_w: Any, gpus: Any, hours: Any, factor: float) -> Any:
+    """Energy at the nodes' wall, kWh: GPUs x TDP x the node factor x hours (numbers or arrays alike).
+
+    The one formula: the performance model's estimate and ranking's facility energy (which multiplies in the
+    provider's PUE) both use it.
+    """
+    return tdp_w * gpus * factor * hours / 1000.0
+
+
+def gpu_tdp_w(gpus: Sequence[str]) -> FloatArray:
+    """Each GPU's TDP, W (NaN for a GPU without specs)."""
     import numpy as np
 
     from planner.hardware import gpu_table
 
     specs = gpu_table()
+    return np.array([specs[str(g)].tdp_w if str(g) in specs else np.nan for g in gpus], dtype=float)
+
+
+def facility_pue(providers: Sequence[str]) -> FloatArray:
+    """Each provider's PUE, FALLBACK_PUE where it publishes none."""
+    import numpy as np
+
     pue = provider_pue()
-    tdp = np.array([specs[str(g)].tdp_w if str(g) in specs else np.nan for g in gpus], dtype=float)
-    facility = np.array([pue.get(str(p), FALLBACK_PUE) for p in providers], dtype=float)
-    result: FloatArray = np.asarray(gpus_per_node, dtype=float) * tdp * facility / 1000.0
+    return np.array([pue.get(str(p), FALLBACK_PUE) for p in providers], dtype=float)
+
+
+def node_power_kw(gpus: Sequence[str], gpus_per_node: FloatArray, providers: Sequence[str]) -> FloatArray:
+    """Facility power of one node at the node factor 1: GPUs x TDP x PUE, kW (NaN for a GPU without specs)."""
+    import numpy as np
+
+    wall: FloatArray = node_energy_kwh(gpu_tdp_w(gpus), np.asarray(gpus_per_node, dtype=float), 1.0, 1.0)
+    result: FloatArray = wall * facility_pue(providers)
     return result

@@ -118,6 +118,9 @@ def cost_grid(
     def spread(per_family_node: FloatArray) -> FloatArray:
         return np.broadcast_to(per_family_node[:, :, None, None], shape)
 
+    def per_family(values: FloatArray) -> FloatArray:
+        return np.broadcast_to(np.asarray(values, dtype=float)[:, None, None, None], shape)
+
     increment_s, minimum_s = billing_steps([str(p) for p in fams.provider])
     inc = np.broadcast_to(increment_s[:, None, None, None], shape)
     least = np.broadcast_to(minimum_s[:, None, None, None], shape)
@@ -173,8 +176,14 @@ def cost_grid(
 
     # Facility energy of the held hours (work, checkpoints, rework, restarts), at the fitted node factor's band.
     factor = energy.node_factor()
-    node_kw = energy.node_power_kw(list(fams.gpu), fams.gpu_count, list(fams.provider))
-    fleet_kw = np.broadcast_to(node_kw[:, None, None, None], shape) * nodes
+    tdp_w = per_family(energy.gpu_tdp_w(list(fams.gpu)))
+    pue = per_family(energy.facility_pue(list(fams.provider)))
+    fleet_gpus = per_family(fams.gpu_count) * nodes
+
+    def facility_kwh(at: float, hours: FloatArray) -> FloatArray:
+        result: FloatArray = energy.node_energy_kwh(tdp_w, fleet_gpus, hours, at) * pue
+        return result
+
     return CostGrid(
         max_nodes=max_nodes,
         training_hours=hours.reshape(-1),
@@ -190,9 +199,9 @@ def cost_grid(
         billed_hours=billed_mid.reshape(-1),
         billed_low_hours=billed_low.reshape(-1),
         billed_high_hours=billed_high.reshape(-1),
-        energy_kwh=(fleet_kw * factor.expected * mid.exposed_hours).reshape(-1),
-        energy_low_kwh=(fleet_kw * factor.low * np.minimum(low.exposed_hours, mid.exposed_hours)).reshape(-1),
-        energy_high_kwh=np.where(high_finishes, fleet_kw * factor.high * high.exposed_hours, np.nan).reshape(-1),
+        energy_kwh=facility_kwh(factor.expected, mid.exposed_hours).reshape(-1),
+        energy_low_kwh=facility_kwh(factor.low, np.minimum(low.exposed_hours, mid.exposed_hours)).reshape(-1),
+        energy_high_kwh=np.where(high_finishes, facility_kwh(factor.high, high.exposed_hours), np.nan).reshape(-1),
         spot_risky=np.asarray(risky).reshape(-1),
         modelled=~np.isnan(hours).reshape(-1),
         finishes=finishes.reshape(-1),
