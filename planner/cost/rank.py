@@ -409,18 +409,27 @@ def _table(
 
     pricing = text(np.array(PRICING_NAMES, dtype=object)[spot])
     as_of_codes, as_of_names = _codes_at(offers["as_of"], rows)
-    notes = explain.option_notes(
-        spot == 1,
-        bucket,
-        nodes,
-        fams.network_gbps[family],
-        _text_at(offers["flags"], rows),
-        fams.provider[family],
-        grid.spot_risky[cells],
-        grid.wall_hours[cells],
+    # Everything a note says follows from the option's grid cell (family, nodes, pricing, spot label), its catalog
+    # flags and whether it is in a Local Zone: worded once per distinct combination, then gathered.
+    flag_codes, flag_names = _codes_at(offers["flags"], rows)
+    key = (cells * (len(flag_names) + 1) + flag_codes + 1) * 2 + local
+    inverse, distinct = pd.factorize(key)
+    one = np.zeros(len(distinct), dtype=np.int64)
+    one[inverse[::-1]] = np.arange(len(key))[::-1]
+    words = explain.option_notes(
+        spot[one] == 1,
+        bucket[one],
+        nodes[one],
+        fams.network_gbps[family[one]],
+        np.append(flag_names, "")[flag_codes[one]],
+        fams.provider[family[one]],
+        grid.spot_risky[cells[one]],
+        grid.wall_hours[cells[one]],
         request.spot_warning_hours,
     )
-    notes = _joined(notes, [(local.astype(np.int64) - 1, [LOCAL_ZONE_NOTE]), *_model_notes(model, family, nodes)])
+    notes = _joined(
+        words, [(local[one].astype(np.int64) - 1, [LOCAL_ZONE_NOTE]), *_model_notes(model, family[one], nodes[one])]
+    )[inverse]
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),
