@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     import numpy as np
     import numpy.typing as npt
+    import pandas as pd
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -90,9 +91,10 @@ def carbon_intensities(providers: Sequence[str], regions: Sequence[str]) -> Floa
     values = np.full(len(asked), np.nan)
     for provider in pd.unique(asked):
         at = asked == provider
-        own = pd.Series(where[at], dtype=object).map(_provider_regions().get(str(provider), {}))
-        found = own.to_numpy(dtype=float, na_value=np.nan)
-        values[at] = np.where(np.isnan(found), _provider_averages().get(str(provider), np.nan), found)
+        regions_of, figures = _provider_regions(str(provider))
+        found = regions_of.get_indexer(where[at])
+        average = _provider_averages().get(str(provider), np.nan)
+        values[at] = np.where(found >= 0, figures[found], average)
     result: FloatArray = values
     return result
 
@@ -104,13 +106,13 @@ def _provider_averages() -> dict[str, float]:
 
 
 @functools.cache
-def _provider_regions() -> dict[str, dict[str, float]]:
-    """The carbon table by provider, then region (its own rows; the average row "*" apart)."""
-    table: dict[str, dict[str, float]] = {}
-    for (provider, region), value in _carbon_table().items():
-        if region != "*":
-            table.setdefault(provider, {})[region] = value
-    return table
+def _provider_regions(provider: str) -> tuple[pd.Index, FloatArray]:
+    """The regions of ``provider`` with a figure of their own (the average row "*" apart) and their figures."""
+    import numpy as np
+    import pandas as pd
+
+    own = {region: value for (name, region), value in _carbon_table().items() if name == provider and region != "*"}
+    return pd.Index(list(own), dtype=object), np.array([*own.values(), np.nan], dtype=float)
 
 
 def node_energy_kwh(tdp_w: Any, gpus: Any, hours: Any, factor: float) -> Any:

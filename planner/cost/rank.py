@@ -84,6 +84,9 @@ class _Rows:
     n_regions: int
     # AWS Local Zone rows: a region's option of their own (opt-in), never the region's cheapest zone.
     local_zone: BoolArray
+    # Each row's zone as a code into the distinct zones, "" appended for a missing one (code -1).
+    zone_codes: npt.NDArray[np.intp]
+    zone_names: npt.NDArray[np.object_]
 
 
 def _rows(offers: pd.DataFrame) -> _Rows:
@@ -104,6 +107,8 @@ def _rows(offers: pd.DataFrame) -> _Rows:
     bucket_codes, bucket_names = pd.factorize(offers["spot_interruption"])
     bucket_lut = np.array([_bucket_index(name) for name in bucket_names] + [N_BUCKETS - 1], dtype=np.int64)
     region_codes, region_names = pd.factorize(offers["region"])
+    zone_codes, zones = pd.factorize(offers["zone"])
+    zone_names = np.array([*np.asarray(zones, dtype=object).tolist(), ""], dtype=object)
     return _Rows(
         od_price=od_price,
         spot_price=spot_price,
@@ -115,7 +120,10 @@ def _rows(offers: pd.DataFrame) -> _Rows:
         region_codes=region_codes.astype(np.int64),
         region_names=region_names,
         n_regions=int(region_codes.max()) + 1,
-        local_zone=local_zones(offers["zone"]),
+        # Asked once per distinct zone; the appended "" (no zone) is not a Local Zone.
+        local_zone=local_zones(pd.Series(zone_names, dtype=object))[zone_codes],
+        zone_codes=zone_codes,
+        zone_names=zone_names,
     )
 
 
@@ -404,8 +412,9 @@ def _table(
     nodes = grid.nodes_of(cells)
 
     def text(values: Any) -> pd.Series:
-        # Object dtype: building pandas' string columns from Python strings costs more than the ranking.
-        return pd.Series(values, dtype=object)
+        # Object dtype: building pandas' string columns from Python strings costs more than the ranking. Every
+        # column is built here: no copy.
+        return pd.Series(values, dtype=object, copy=False)
 
     pricing = text(np.array(PRICING_NAMES, dtype=object)[spot])
     as_of_codes, as_of_names = _codes_at(offers["as_of"], rows)
@@ -435,7 +444,7 @@ def _table(
             "rank": np.arange(1, len(rows) + 1),
             "provider": text(fams.provider[family]),
             "region": text(regions),
-            "zone": text(_text_at(offers["zone"], rows)),
+            "zone": text(catalog.zone_names[catalog.zone_codes[rows]]),
             "instance_type": text(fams.instance_type[family]),
             "gpu": text(fams.gpu[family]),
             # Whole GPUs: a fractional-GPU offering never reaches the table (the model does not estimate it).
