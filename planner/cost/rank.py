@@ -265,7 +265,7 @@ def _select_and_order(
         ]
     order = np.lexsort(keys)
     sel = sel[order]
-    pareto = pareto_mask(o.cost[sel], o.wall[sel])
+    pareto = pareto_mask(o.cost[sel], o.wall[sel], by_cost=request.by == "cost")
     if request.top is not None:
         sel, pareto = sel[: request.top], pareto[: request.top]
     # Ordered by another measure, only the options kept need their CO2.
@@ -308,7 +308,13 @@ def _co2_kg(fams: Families, grid: CostGrid, options: Options, rows: _Rows, sel: 
     provider_codes, provider_names = pd.factorize(fams.provider)
     chosen = options.row[sel]
     pair = provider_codes[fams.code[chosen]] * len(region_names) + rows.region_codes[chosen]
-    inverse, pairs = pd.factorize(pair)
+    # The pairs present and each option's, by direct indexing: providers x regions is a small space.
+    present = np.zeros(len(provider_names) * len(region_names), dtype=bool)
+    present[pair] = True
+    pairs = present.nonzero()[0]
+    position = np.zeros(len(present), dtype=np.int64)
+    position[pairs] = np.arange(len(pairs))
+    inverse = position[pair]
     # One vectorised take per column: indexing a pandas Index (Arrow strings) once per pair cost more than the rest
     # of this function.
     count = len(region_names)
