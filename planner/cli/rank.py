@@ -14,8 +14,8 @@ import typer
 
 from planner import checks
 from planner.cli.groups import with_groups
-from planner.cli.rank_opts import OutputFlags, RequestFlags, SpotFlags, WhereFlags
-from planner.cli.workload_opts import EvidenceFlags, WorkloadFlags, WorkloadOpt
+from planner.cli.rank_opts import OutputFlags, RankFlags, WhereFlags
+from planner.cli.workload_opts import WorkloadFlags, WorkloadOpt
 from planner.cost.result import SPOT_FLOOR_NOTE, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def _finish(
 def rank(
     *,
     workload: WorkloadOpt,
-    ask: RequestFlags,
+    asked: RankFlags,
     where: WhereFlags,
     gpu: Annotated[
         list[str] | None, typer.Option("--gpu", "-g", help="Only these GPUs (any spelling); repeatable.")
@@ -191,8 +191,6 @@ def rank(
     min_gpu_memory: MinMemoryOpt = None,
     top: TopOpt = None,
     job: WorkloadFlags,
-    evidence: EvidenceFlags,
-    spot: SpotFlags,
     out: OutputFlags,
 ) -> None:
     """Rank every offering for a training job by cost per run (or time), under a deadline and a budget."""
@@ -203,7 +201,7 @@ def rank(
     checks.optional_whole("top", top)
     built = job.workload(workload)
     # Every option is ranked (the count is shown); the table keeps the best ``top`` below.
-    request = ask.request(spot, evidence)
+    request = asked.request()
     # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
     shown_top = top if top is not None or out.fmt != "table" else DEFAULT_TABLE_TOP
 
@@ -256,11 +254,9 @@ def compare(
     instance: Annotated[
         list[str] | None, typer.Option("--instance", "-i", help="An instance type to compare; repeat for each.")
     ] = None,
-    ask: RequestFlags,
+    asked: RankFlags,
     where: WhereFlags,
     job: WorkloadFlags,
-    evidence: EvidenceFlags,
-    spot: SpotFlags,
     out: OutputFlags,
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
@@ -270,7 +266,7 @@ def compare(
 
     report.check_format(out.fmt)
     built = job.workload(workload)
-    request = ask.request(spot, evidence)
+    request = asked.request()
     result = api_compare(built, gpus=gpu or [], instance_types=instance or [], request=request, **where.filters())
     wide_view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
     # A choice without an option says why; the compact view shows only that (the options' own notes are --wide's).

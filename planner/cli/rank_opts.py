@@ -77,16 +77,6 @@ class RequestFlags:
     by: ByOpt = _DEFAULT["by"]
     precision: PrecisionOpt = _DEFAULT["precision"]
 
-    def request(self, spot: SpotFlags, evidence: EvidenceFlags, *, top: int | None = None) -> RankRequest:
-        """The one RankRequest of these flags; InputError names the field (the CLI rewords it as its flag)."""
-        return RankRequest(
-            **dataclasses.asdict(self),
-            **{name: value for name, value in dataclasses.asdict(spot).items() if name != "interruption_rate"},
-            interruption_rate_per_node_hour=spot.interruption_rate,
-            top=top,
-            model=evidence.options(),
-        )
-
 
 @dataclass(frozen=True)
 class SpotFlags:
@@ -98,6 +88,26 @@ class SpotFlags:
     startup_overhead_hours: StartupOpt = _DEFAULT["startup_overhead_hours"]
     interruption_rate: InterruptionRateOpt = _DEFAULT["interruption_rate_per_node_hour"]
     checkpoint_storage_gbps: CheckpointStorageOpt = _DEFAULT["checkpoint_storage_gbps"]
+
+
+@dataclass(frozen=True)
+class RankFlags:
+    """Everything a RankRequest is made of, as flags: what the job must meet, the user's evidence, the spot model."""
+
+    ask: RequestFlags
+    evidence: EvidenceFlags
+    spot: SpotFlags
+
+    def request(self, *, top: int | None = None) -> RankRequest:
+        """The one RankRequest of these flags; InputError names the field (the CLI rewords it as its flag)."""
+        spot = dataclasses.asdict(self.spot)
+        return RankRequest(
+            **dataclasses.asdict(self.ask),
+            **{name: value for name, value in spot.items() if name != "interruption_rate"},
+            interruption_rate_per_node_hour=self.spot.interruption_rate,
+            top=top,
+            model=self.evidence.options(),
+        )
 
 
 @dataclass(frozen=True)
