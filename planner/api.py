@@ -23,6 +23,7 @@ from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore
 from planner.cost.request import Estimator, RankRequest
 from planner.errors import LIBRARY_CALLS, InputError, StaleCatalogError
+from planner.perf.options import EVIDENCE_FIELDS
 from planner.perf.workloads import USER_FIELDS, WORK_ALIASES
 from planner.report import WARNING_PREFIX
 
@@ -74,9 +75,11 @@ def oldest_prices(frame: pd.DataFrame) -> dict[str, str]:
         return {}
     providers, provider_names = pd.factorize(frame["provider"])
     stamps, stamp_names = pd.factorize(frame["as_of"])
-    pairs = np.unique(providers.astype(np.int64) * (len(stamp_names) + 1) + stamps)
+    # Which pairs occur, by direct indexing (a sort of every row's pair cost more than the rest of this).
+    seen = np.zeros(len(provider_names) * (len(stamp_names) + 1), dtype=bool)
+    seen[providers.astype(np.int64) * (len(stamp_names) + 1) + stamps] = True
     oldest: dict[str, str] = {}
-    for pair in pairs.tolist():
+    for pair in seen.nonzero()[0].tolist():
         provider, stamp = (
             str(provider_names[pair // (len(stamp_names) + 1)]),
             str(stamp_names[pair % (len(stamp_names) + 1)]),
@@ -397,7 +400,7 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     fields, rest = split_options(options)
     job = resolve_workload(workload, **fields)
     shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
-    model = ModelOptions(**_take(rest, ("measured", "measured_on", "efficiency")))
+    model = ModelOptions(**_take(rest, EVIDENCE_FIELDS))
     _refuse_unknown(
         rest, (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
     )
@@ -454,16 +457,8 @@ def rank(
     from planner.perf.workloads import resolve_workload, split_options
 
     fields, rest = split_options(options)
-    if request is None:
-        request, rest = RankRequest.from_options(rest)
-    elif not isinstance(request, RankRequest):
-        raise InputError(f"must be a RankRequest, got {type(request).__name__}", field="request")
-    else:
-        twice = sorted(set(rest) & {*RankRequest.field_names(), "measured", "measured_on", "efficiency"})
-        if twice:
-            raise InputError("is given both here and in request=; set it in the request only", field=twice[0])
-    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), "measured", "measured_on", "efficiency",
-                           *RANK_ARGUMENTS))  # fmt: skip
+    request, rest = _request(request, rest)
+    _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), *EVIDENCE_FIELDS, *RANK_ARGUMENTS))
     job = resolve_workload(workload, **fields)
     frame = _load(catalog, store, derived=False)
     selection = select_offers(
@@ -526,6 +521,19 @@ def _year_note(
     return beyond_a_year(best, options, request.max_nodes, wider, MAX_NODES, job.total_work(), job.work_unit)
 
 
+def _request(request: RankRequest | None, options: dict[str, Any]) -> tuple[RankRequest, dict[str, Any]]:
+    """The request: the one given whole, or one built from the keyword ``options`` (the library's way); and the
+    options it did not take. A field given both ways is an InputError naming it."""
+    if request is None:
+        return RankRequest.from_options(options)
+    if not isinstance(request, RankRequest):
+        raise InputError(f"must be a RankRequest, got {type(request).__name__}", field="request")
+    twice = sorted(set(options) & {*RankRequest.field_names(), *EVIDENCE_FIELDS})
+    if twice:
+        raise InputError("is given both here and in request=; set it in the request only", field=twice[0])
+    return request, options
+
+
 def _default_estimator() -> Estimator:
     from planner.perf.model import estimate as model_estimate
 
@@ -537,10 +545,15 @@ def compare(
     *,
     gpus: str | Sequence[str] = (),
     instance_types: str | Sequence[str] = (),
+    request: RankRequest | None = None,
     **constraints: Any,
 ) -> RankResult:
     """The best option of each of a few GPUs (any spelling; a family covers its variants) or instance types, per
-    pricing, side by side; a choice without an option says why in ``notes``. One name may be given as a string."""
+    pricing, side by side; a choice without an option says why in ``notes``. One name may be given as a string.
+
+    ``request`` (or its fields as keyword ``constraints``) says what each choice must meet; its ``top`` is compare's
+    own. The other ``constraints`` are ``rank``'s: filters, workload fields, ``catalog``, ``estimator``.
+    """
     from planner.cost.compare import best_of_each, closest_miss
 
     # A name given twice is one choice.
@@ -559,27 +572,29 @@ def compare(
     for name in ("top", "gpu", "instance_type"):
         if name in constraints:
             raise InputError("is set by compare itself", field=name)
+    asked, rest = _request(request, constraints)
+    asked = replace(asked, top=None)
     key = "gpu" if gpus else "instance_type"
     names = [str(n) for n in (gpus or instance_types)]
     choices = [(n, gpu_family(n, "gpus")[0]) for n in names] if gpus else [(n, [n]) for n in names]
     filters: dict[str, Any] = {key: names}
     try:
-        result = rank(workload, **filters, top=None, **constraints)
+        result = rank(workload, **filters, request=asked, **rest)
     except InputError as exc:
         if exc.field == "instance_type":
             # The ranking's filter names its own argument; here the names came as ``instance_types``.
             raise InputError(exc.detail, field="instance_types") from None
         raise
-    relaxed = {k: v for k, v in constraints.items() if k not in ("deadline_hours", "budget_usd", "pricing", "by")}
+    relaxed = replace(asked, deadline_hours=None, budget_usd=None, by="time")
 
     def why(name: str, members: list[str], pricing: str) -> str | None:
         # Ask again without the deadline and budget: the choice's own fastest and cheapest options say which one
         # it misses and by how much, on any node count (not the first exclusion that happens to be listed).
         only: dict[str, Any] = {key: [name]}
-        again = rank(workload, **only, pricing=pricing, by="time", top=None, **relaxed)
-        return closest_miss(again, constraints.get("deadline_hours"), constraints.get("budget_usd"))
+        again = rank(workload, **only, request=replace(relaxed, pricing=pricing), **rest)
+        return closest_miss(again, asked.deadline_hours, asked.budget_usd)
 
-    return best_of_each(result, choices, key, str(constraints.get("pricing", "both")), why)
+    return best_of_each(result, choices, key, asked.pricing, why)
 
 
 def refresh(

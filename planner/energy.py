@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner._data import data_dir
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     import numpy as np
     import numpy.typing as npt
+    import pandas as pd
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -78,28 +79,73 @@ def carbon_intensity(provider: str, region: str) -> tuple[float, bool]:
 
 
 def carbon_intensities(providers: Sequence[str], regions: Sequence[str]) -> FloatArray:
-    """gCO2e per kWh for each (provider, region) pair; NaN for an unknown provider."""
+    """gCO2e per kWh for each (provider, region) pair; NaN for an unknown provider.
+
+    One vectorised lookup per provider (a handful) rather than one per pair: a ranking asks for thousands.
+    """
+    import numpy as np
+    import pandas as pd
+
+    asked = np.asarray(providers, dtype=object)
+    where = np.asarray(regions, dtype=object)
+    values = np.full(len(asked), np.nan)
+    for provider in pd.unique(asked):
+        at = asked == provider
+        regions_of, figures = _provider_regions(str(provider))
+        found = regions_of.get_indexer(where[at])
+        average = _provider_averages().get(str(provider), np.nan)
+        values[at] = np.where(found >= 0, figures[found], average)
+    result: FloatArray = values
+    return result
+
+
+@functools.cache
+def _provider_averages() -> dict[str, float]:
+    """The provider's average row ("*") of the carbon table, which a region missing from it uses."""
+    return {provider: value for (provider, region), value in _carbon_table().items() if region == "*"}
+
+
+@functools.cache
+def _provider_regions(provider: str) -> tuple[pd.Index, FloatArray]:
+    """The regions of ``provider`` with a figure of their own (the average row "*" apart) and their figures."""
+    import numpy as np
+    import pandas as pd
+
+    own = {region: value for (name, region), value in _carbon_table().items() if name == provider and region != "*"}
+    return pd.Index(list(own), dtype=object), np.array([*own.values(), np.nan], dtype=float)
+
+
+def node_energy_kwh(tdp_w: Any, gpus: Any, hours: Any, factor: float) -> Any:
+    """Energy at the nodes' wall, kWh: GPUs x TDP x the node factor x hours (numbers or arrays alike).
+
+    The one formula: the performance model's estimate and ranking's facility energy (which multiplies in the
+    provider's PUE) both use it.
+    """
+    return tdp_w * gpus * factor * hours / 1000.0
+
+
+def gpu_tdp_w(gpus: Sequence[str]) -> FloatArray:
+    """Each GPU's TDP, W (NaN for a GPU without specs)."""
     import numpy as np
 
-    cache: dict[tuple[str, str], float] = {}
-    values = []
-    for provider, region in zip(providers, regions, strict=True):
-        key = (str(provider), str(region))
-        if key not in cache:
-            cache[key] = carbon_intensity(*key)[0]
-        values.append(cache[key])
-    return np.array(values, dtype=float)
+    from planner.hardware import gpu_table
+
+    specs = gpu_table()
+    return np.array([specs[str(g)].tdp_w if str(g) in specs else np.nan for g in gpus], dtype=float)
+
+
+def facility_pue(providers: Sequence[str]) -> FloatArray:
+    """Each provider's PUE, FALLBACK_PUE where it publishes none."""
+    import numpy as np
+
+    pue = provider_pue()
+    return np.array([pue.get(str(p), FALLBACK_PUE) for p in providers], dtype=float)
 
 
 def node_power_kw(gpus: Sequence[str], gpus_per_node: FloatArray, providers: Sequence[str]) -> FloatArray:
     """Facility power of one node at the node factor 1: GPUs x TDP x PUE, kW (NaN for a GPU without specs)."""
     import numpy as np
 
-    from planner.hardware import gpu_table
-
-    specs = gpu_table()
-    pue = provider_pue()
-    tdp = np.array([specs[str(g)].tdp_w if str(g) in specs else np.nan for g in gpus], dtype=float)
-    facility = np.array([pue.get(str(p), FALLBACK_PUE) for p in providers], dtype=float)
-    result: FloatArray = np.asarray(gpus_per_node, dtype=float) * tdp * facility / 1000.0
+    wall: FloatArray = node_energy_kwh(gpu_tdp_w(gpus), np.asarray(gpus_per_node, dtype=float), 1.0, 1.0)
+    result: FloatArray = wall * facility_pue(providers)
     return result

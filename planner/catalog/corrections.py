@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any, cast
 
 from planner._data import data_dir
-from planner.catalog.schema import COLUMNS, RawOffer
+from planner.catalog.schema import COLUMNS, RawOffer, settled_availability
 from planner.catalog.validate import PRICE_PARTS, Rejected, offering_price, spot_level_flags
 
 CORRECTIONS_FILE = "corrections.csv"
@@ -162,10 +162,10 @@ def _flag_spot_levels(row: dict[str, Any]) -> None:
 
 
 def _derive_availability(row: dict[str, Any]) -> None:
-    """No on-demand price: the offering is spot-only if it has a spot price, else reservation-only."""
-    if not _missing(row.get("price_usd_per_hour")) or row.get("availability") == "reservation-only":
+    """No on-demand price: the offering is spot-only if it has a spot price, else reservation-only (flagged)."""
+    if not _missing(row.get("price_usd_per_hour")):
         return
-    wanted = "reservation-only" if _missing(row.get("spot_price_usd_per_hour")) else "spot-only"
+    wanted = settled_availability(row.get("availability"), None, row.get("spot_price_usd_per_hour"))
     if row.get("availability") != wanted:
         row["availability"] = wanted
         _add_flag(row, "no_on_demand_price")

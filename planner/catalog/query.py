@@ -232,7 +232,8 @@ def local_zones(zones: pd.Series) -> npt.NDArray[np.bool_]:
     import pandas as pd
 
     codes, values = pd.factorize(zones)
-    matched = np.array([is_local_zone(zone) for zone in values], dtype=bool)
+    # Over a plain list: iterating an Arrow-backed Index makes each value row by row (slower than the match).
+    matched = np.array([is_local_zone(zone) for zone in np.asarray(values, dtype=object).tolist()], dtype=bool)
     # factorize gives -1 for a missing zone: the last entry, False.
     result: npt.NDArray[np.bool_] = np.append(matched, False)[codes]
     return result

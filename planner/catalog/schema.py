@@ -28,6 +28,20 @@ def availability_allows(availability: str, *, spot: bool) -> bool:
     return spot or availability != "spot-only"
 
 
+def settled_availability(stated: str | None, on_demand: object, spot: object) -> str:
+    """The availability an offering's prices leave (the one derivation): a stated reservation-only stands; without
+    an on-demand price the offering is spot-only if it has a spot price, else reservation-only; otherwise what is
+    stated, on-demand when nothing is. A price is missing when it is None, empty or NaN."""
+    stated = stated or "on-demand"
+    if stated == "reservation-only" or not _no_price(on_demand):
+        return stated
+    return "reservation-only" if _no_price(spot) else "spot-only"
+
+
+def _no_price(value: object) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and value != value)
+
+
 # AWS Local Zones ("usw2-lax1-az1", name "us-west-2-lax-1a": a metro extension of the region) and Wavelength Zones
 # ("use1-wl1-bos-wlz1") carry a location segment after the region's and must be opted into first; a standard zone
 # ("use1-az4", "us-east-1a") and other clouds' zones ("us-central1-a", Azure's "1") do not.

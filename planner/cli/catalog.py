@@ -10,7 +10,7 @@ import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
-from planner.cli.rank import MaxAgeOpt, QuietOpt
+from planner.cli.rank_opts import MaxAgeOpt, QuietOpt
 from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS, OFFER_WIDE_DROP_ORDER
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]

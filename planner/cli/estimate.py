@@ -7,32 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.cli.workload_opts import (
-    BatchPerGpuOpt,
-    EfficiencyOpt,
-    EvalSamplesOpt,
-    EvaluationsOpt,
-    GlobalBatchOpt,
-    HeadsOpt,
-    HiddenOpt,
-    ImagesOpt,
-    LayersOpt,
-    MeasuredOnOpt,
-    MeasuredOpt,
-    ModeOpt,
-    ParamsOpt,
-    PrecisionOpt,
-    RecomputeOpt,
-    SamplesOpt,
-    SeqLenOpt,
-    SequencesOpt,
-    StackOpt,
-    TokensOpt,
-    TrainableShareOpt,
-    VocabOpt,
-    WorkloadOpt,
-    workload_from_flags,
-)
+from planner.cli.groups import with_groups
+from planner.cli.workload_opts import EvidenceFlags, PrecisionOpt, WorkloadFlags, WorkloadOpt
 from planner.errors import InputError
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
@@ -90,29 +66,14 @@ def render_estimate(result: dict[str, Any], fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@with_groups
 def estimate(
+    *,
     workload: WorkloadOpt,
     gpu: Annotated[str, typer.Option("--gpu", "-g", help="GPU name, any spelling (e.g. H100, A100-80GB, L4).")],
     gpus: Annotated[int, typer.Option("--gpus", "-n", help="Number of GPUs (above 8: nodes of 8).")] = 1,
     precision: PrecisionOpt = "bf16",
-    params: ParamsOpt = None,
-    layers: LayersOpt = None,
-    hidden: HiddenOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    seq_len: SeqLenOpt = None,
-    tokens: TokensOpt = None,
-    images: ImagesOpt = None,
-    sequences: SequencesOpt = None,
-    samples: SamplesOpt = None,
-    mode: ModeOpt = "pretrain",
-    stack: StackOpt = None,
-    recompute: RecomputeOpt = None,
-    batch_per_gpu: BatchPerGpuOpt = None,
-    global_batch: GlobalBatchOpt = None,
-    evaluations: EvaluationsOpt = None,
-    eval_samples: EvalSamplesOpt = None,
-    trainable_share: TrainableShareOpt = None,
+    job: WorkloadFlags,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", help="GPUs per node (default 8).")] = None,
     interconnect: Annotated[
         str | None, typer.Option("--interconnect", help="GPU link inside a node: nvswitch, nvlink or pcie.")
@@ -120,9 +81,7 @@ def estimate(
     network_gbps: Annotated[
         float | None, typer.Option("--network-gbps", help="Network per node between nodes, in Gbps.")
     ] = None,
-    measured: MeasuredOpt = None,
-    measured_on: MeasuredOnOpt = None,
-    efficiency: EfficiencyOpt = None,
+    evidence: EvidenceFlags,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -133,7 +92,7 @@ def estimate(
     report.check_format(fmt)
     if fmt == "csv":
         raise InputError("--format for estimate must be table or json")
-    built, extra = workload_from_flags(workload, locals())
+    built = job.workload(workload)
     result = api_estimate(
         built,
         gpu,
@@ -142,7 +101,7 @@ def estimate(
         gpus_per_node=gpus_per_node,
         interconnect=interconnect,
         network_gbps=network_gbps,
-        **extra,
+        **evidence.options().as_kwargs(),
     )
     report.emit(render_estimate(result.to_dict(), fmt), output)
 

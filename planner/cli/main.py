@@ -5,28 +5,31 @@ Exit codes: 0 ok, 1 runtime failure, 2 bad input, 3 stale catalog or partial ref
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
 import typer.main
 
-from planner.cli import catalog, estimate, in_cli_words, rank, refresh
+from planner.cli import in_cli_words
 from planner.errors import InputError, PlannerError
 
-app = typer.Typer(
-    name="gpuplan",
-    help="Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-catalog_app = typer.Typer(
-    help="The offering catalog: status, price history, live refresh, export and pull.", no_args_is_help=True
-)
-app.add_typer(catalog_app, name="catalog")
+HELP = "Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?"
+# The modules that add commands (each has ``register(app, catalog_app)``), and which a top-level command needs: a run
+# imports only those (`gpuplan rank` need not load the refresh machinery); --help or an unknown word loads them all.
+MODULES = ("catalog", "estimate", "rank", "refresh")
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "rank": ("rank",),
+    "compare": ("rank",),
+    "estimate": ("estimate",),
+    "gpus": ("catalog",),
+    "offers": ("catalog",),
+    "catalog": ("catalog", "refresh"),
+}
 
 
 def _print_version(value: bool) -> None:
@@ -37,7 +40,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _options(
     version: Annotated[
         bool,
@@ -47,13 +49,48 @@ def _options(
     """Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?"""
 
 
-for module in (catalog, estimate, rank, refresh):
-    module.register(app, catalog_app)
+def make_app(modules: Sequence[str] = MODULES) -> typer.Typer:
+    """The `gpuplan` app with the commands of ``modules`` (planner.cli.<module>)."""
+    app = typer.Typer(
+        name="gpuplan",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    catalog_app = typer.Typer(
+        help="The offering catalog: status, price history, live refresh, export and pull.", no_args_is_help=True
+    )
+    app.add_typer(catalog_app, name="catalog")
+    app.callback()(_options)
+    for module in modules:
+        importlib.import_module(f"planner.cli.{module}").register(app, catalog_app)
+    return app
 
 
-def build_command() -> Any:
-    """The click command tree, with plain metavars (``--gpu GPU``) where typer would print ``<list[str]>``."""
-    command = typer.main.get_command(app)
+@functools.cache
+def _whole_app() -> typer.Typer:
+    return make_app()
+
+
+def __getattr__(name: str) -> Any:
+    # ``app``: every command, built on first use (a run builds only what its command needs).
+    if name == "app":
+        return _whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def modules_for(argv: Sequence[str]) -> tuple[str, ...]:
+    """The modules whose commands ``argv`` may run: its first word's, or all of them."""
+    first = argv[1] if len(argv) > 1 else "--help"
+    return COMMAND_MODULES.get(first, MODULES)
+
+
+def build_command(app: typer.Typer | None = None) -> Any:
+    """The click command tree of ``app`` (every command by default), with plain metavars (``--gpu GPU``) where typer
+    would print ``<list[str]>``."""
+    command = typer.main.get_command(app or _whole_app())
     pending = [command]
     while pending:
         current = pending.pop()
@@ -116,7 +153,7 @@ def main() -> None:
 
     try:
         # Not standalone: click's own handling would print a usage block for a value it cannot parse.
-        code = build_command()(prog_name="gpuplan", standalone_mode=False)
+        code = build_command(make_app(modules_for(sys.argv)))(prog_name="gpuplan", standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
     except typer.Abort:

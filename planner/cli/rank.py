@@ -6,80 +6,24 @@ grep's "no match"), 2 for bad input, 3 for a catalog older than --max-age.
 
 from __future__ import annotations
 
-import functools
 import sys
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from planner import checks
-from planner.catalog.schema import PROVIDERS
-from planner.cli.workload_opts import (
-    BatchPerGpuOpt,
-    EfficiencyOpt,
-    EvalSamplesOpt,
-    EvaluationsOpt,
-    GlobalBatchOpt,
-    HeadsOpt,
-    HiddenOpt,
-    ImagesOpt,
-    LayersOpt,
-    MeasuredOnOpt,
-    MeasuredOpt,
-    ModeOpt,
-    ParamsOpt,
-    PrecisionOpt,
-    RecomputeOpt,
-    SamplesOpt,
-    SeqLenOpt,
-    SequencesOpt,
-    StackOpt,
-    TokensOpt,
-    TrainableShareOpt,
-    VocabOpt,
-    WorkloadOpt,
-    workload_from_flags,
-)
+from planner.cli.groups import with_groups
+from planner.cli.rank_opts import OutputFlags, RankFlags, WhereFlags
+from planner.cli.workload_opts import WorkloadFlags, WorkloadOpt
 from planner.cost.result import SPOT_FLOOR_NOTE, TABLE_COLUMNS
 
 if TYPE_CHECKING:
     from planner.cost.rank import RankResult
+    from planner.cost.request import RankRequest
 
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
-OutputOpt = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write the data to this file instead of stdout.")
-]
-DeadlineOpt = Annotated[float | None, typer.Option("--deadline-hours", help="Finish within this many hours.")]
-BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Spend at most this many USD per run.")]
-ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", "-p", help=f"{', '.join(PROVIDERS)}; repeatable.")]
-RegionOpt = Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")]
-PricingOpt = Annotated[str, typer.Option("--pricing", help="both, on-demand or spot.")]
-MaxNodesOpt = Annotated[int, typer.Option("--max-nodes", help="Consider 1 to this many instances joined by network.")]
 MinMemoryOpt = Annotated[float | None, typer.Option("--min-gpu-memory", help="At least this much memory per GPU, GiB.")]
-MaxAgeOpt = Annotated[
-    float | None, typer.Option("--max-age", help="Refuse a catalog older than this many hours (exit code 3).")
-]
-ByOpt = Annotated[str, typer.Option("--by", help="Order by cost, time, cost-time (cost x time) or co2 (kgCO2e).")]
 TopOpt = Annotated[int | None, typer.Option("--top", "-k", help="Show the best K options (table: 20 by default).")]
-CheckpointOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--checkpoint-interval-hours", help="Hours between checkpoints on spot (default: Young/Daly optimum)."
-    ),
-]
-InterruptionRateOpt = Annotated[
-    float | None,
-    typer.Option("--interruption-rate", help="Your own spot reclaims per node-hour; replaces the published bands."),
-]
-CheckpointStorageOpt = Annotated[
-    float | None,
-    typer.Option("--checkpoint-storage-gbps", help="Checkpoint write bandwidth per node, Gbit/s (default 10)."),
-]
-RestartOpt = Annotated[float, typer.Option("--restart-overhead-hours", help="Hours to resume after a spot stop.")]
-StartupOpt = Annotated[
-    float, typer.Option("--startup-overhead-hours", help="Hours to boot, pull images and stage data, billed.")
-]
 
 # What the table view shows (CSV and JSON carry every column): a compact set that fits a terminal, the rest
 # with --wide. "gpus" is report.gpu_label's "2x8 H100-SXM" (nodes x GPUs per node, GPU).
@@ -103,21 +47,6 @@ TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
 # the notes before what tells one option from another (node count, GPUs per node).
 WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "co2_kg", "notes", "p_no_interruption",
                    "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node", "nodes")  # fmt: skip
-AvailableOpt = Annotated[
-    bool,
-    typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
-]
-WideOpt = Annotated[
-    bool, typer.Option("--wide", help="Table: every column (GPUs per node, cost range, interruptions, notes).")
-]
-QuietOpt = Annotated[
-    bool,
-    typer.Option(
-        "--quiet",
-        "-q",
-        help="On stderr only warnings that change the answer (stale prices, clouds left out) and why nothing fits.",
-    ),
-]
 DEFAULT_TABLE_TOP = 20
 # When nothing meets the deadline, or holds the job, on --max-nodes instances, rank is asked again with up to this many.
 WIDER_MAX_NODES = 16
@@ -145,11 +74,10 @@ def _payload(result: RankResult, table: Any) -> dict[str, Any]:
     }
 
 
-def _render(
-    result: RankResult, table: Any, fmt: str, output: Path | None, title: str, view: tuple[str, ...], *, wide: bool
-) -> None:
+def _render(result: RankResult, table: Any, out: OutputFlags, title: str, view: tuple[str, ...]) -> None:
     from planner import report
 
+    fmt, output = out.fmt, out.output
     if fmt == "csv":
         text = report.to_csv(table)
     elif fmt == "json":
@@ -163,7 +91,7 @@ def _render(
             title=title,
             columns=[c for c in view if c in shown.columns],
             fit=True,
-            drop_first=WIDE_DROP_ORDER if wide else (),
+            drop_first=WIDE_DROP_ORDER if out.wide else (),
             # compare's compact "why" stays one line per row: cut with an ellipsis (CSV and JSON have all of it).
             one_line=("why",),
         )
@@ -205,12 +133,10 @@ def _mark_spot(table: Any) -> Any:
 
 def _finish(
     result: RankResult,
-    fmt: str,
+    out: OutputFlags,
     *,
     shown: int,
     total: int,
-    wide: bool,
-    quiet: bool,
     shown_table: Any = None,
     hint: str | None = None,
 ) -> None:
@@ -222,6 +148,7 @@ def _finish(
     """
     from planner.report import notes_to_show
 
+    fmt, wide, quiet = out.fmt, out.wide, out.quiet
     for message in notes_to_show(result.notes, quiet=quiet):
         note(message)
     if fmt == "table" and not quiet and _shows(_risky(shown_table)):
@@ -253,98 +180,50 @@ def _finish(
         raise typer.Exit(1)
 
 
+@with_groups
 def rank(
+    *,
     workload: WorkloadOpt,
-    deadline_hours: DeadlineOpt = None,
-    budget_usd: BudgetOpt = None,
-    provider: ProviderOpt = None,
-    region: RegionOpt = None,
+    asked: RankFlags,
+    where: WhereFlags,
     gpu: Annotated[
         list[str] | None, typer.Option("--gpu", "-g", help="Only these GPUs (any spelling); repeatable.")
     ] = None,
     instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these instance types.")] = None,
-    pricing: PricingOpt = "both",
-    max_nodes: MaxNodesOpt = 1,
     min_gpu_memory: MinMemoryOpt = None,
-    max_age: MaxAgeOpt = None,
-    available_only: AvailableOpt = False,
-    by: ByOpt = "cost",
     top: TopOpt = None,
-    precision: PrecisionOpt = "bf16",
-    params: ParamsOpt = None,
-    layers: LayersOpt = None,
-    hidden: HiddenOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    seq_len: SeqLenOpt = None,
-    tokens: TokensOpt = None,
-    images: ImagesOpt = None,
-    sequences: SequencesOpt = None,
-    samples: SamplesOpt = None,
-    mode: ModeOpt = "pretrain",
-    stack: StackOpt = None,
-    recompute: RecomputeOpt = None,
-    batch_per_gpu: BatchPerGpuOpt = None,
-    global_batch: GlobalBatchOpt = None,
-    evaluations: EvaluationsOpt = None,
-    eval_samples: EvalSamplesOpt = None,
-    trainable_share: TrainableShareOpt = None,
-    measured: MeasuredOpt = None,
-    measured_on: MeasuredOnOpt = None,
-    efficiency: EfficiencyOpt = None,
-    checkpoint_interval_hours: CheckpointOpt = None,
-    restart_overhead_hours: RestartOpt = 0.25,
-    startup_overhead_hours: StartupOpt = 0.25,
-    interruption_rate: InterruptionRateOpt = None,
-    checkpoint_storage_gbps: CheckpointStorageOpt = None,
-    fmt: FormatOpt = "table",
-    output: OutputOpt = None,
-    wide: WideOpt = False,
-    quiet: QuietOpt = False,
+    job: WorkloadFlags,
+    out: OutputFlags,
 ) -> None:
     """Rank every offering for a training job by cost per run (or time), under a deadline and a budget."""
     from planner import report
     from planner.api import rank as api_rank
 
-    report.check_format(fmt)
+    report.check_format(out.fmt)
     checks.optional_whole("top", top)
-    built, extra = workload_from_flags(workload, locals())
+    built = job.workload(workload)
+    # Every option is ranked (the count is shown); the table keeps the best ``top`` below.
+    request = asked.request()
     # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
-    shown_top = top if top is not None or fmt != "table" else DEFAULT_TABLE_TOP
-    ask = functools.partial(
-        api_rank,
-        built,
-        deadline_hours=deadline_hours,
-        budget_usd=budget_usd,
-        provider=provider,
-        region=region,
-        gpu=gpu,
-        instance_type=instance,
-        pricing=pricing,
-        min_gpu_memory_gib=min_gpu_memory,
-        max_age_hours=max_age,
-        available_only=available_only,
-        by=by,
-        precision=precision,
-        checkpoint_interval_hours=checkpoint_interval_hours,
-        restart_overhead_hours=restart_overhead_hours,
-        startup_overhead_hours=startup_overhead_hours,
-        interruption_rate_per_node_hour=interruption_rate,
-        checkpoint_storage_gbps=checkpoint_storage_gbps,
-        **extra,
-    )
-    result = ask(max_nodes=max_nodes)
+    shown_top = top if top is not None or out.fmt != "table" else DEFAULT_TABLE_TOP
+
+    def ranked(asked: RankRequest) -> RankResult:
+        return api_rank(
+            built, request=asked, gpu=gpu, instance_type=instance, min_gpu_memory_gib=min_gpu_memory, **where.filters()
+        )
+
+    result = ranked(request)
     hint = None
-    if result.empty and max_nodes < WIDER_MAX_NODES:
+    if result.empty and request.max_nodes < WIDER_MAX_NODES:
         # Nothing meets the deadline, or holds the job, on this many instances: say whether more of them, joined by
         # their network, would.
-        wider = ask(max_nodes=WIDER_MAX_NODES)
+        wider = ranked(replace(request, max_nodes=WIDER_MAX_NODES))
         if not wider.empty:
             best = [wider.option_line(row) for row in [wider.best()] if row is not None]
-            verb = "meet it" if deadline_hours is not None or budget_usd is not None else "run it"
+            verb = "meet it" if request.deadline_hours is not None or request.budget_usd is not None else "run it"
             hint = "; ".join([f"with --max-nodes {WIDER_MAX_NODES}, {len(wider.table)} options {verb}", *best])
     total = len(result.table)
-    if fmt == "table" and output is None:
+    if out.fmt == "table" and out.output is None:
         # The headline answer first: the best on-demand option beside the best spot option; catalog text in it is
         # shown inert, and it folds to the terminal like the table.
         import textwrap
@@ -353,114 +232,54 @@ def rank(
 
         for line in result.headline_lines():
             print(textwrap.fill(visible(line), terminal_width(), subsequent_indent="  "))
-    view = TABLE_VIEW if wide else COMPACT_VIEW
+    view = TABLE_VIEW if out.wide else COMPACT_VIEW
     table = result.table
-    if fmt == "table":
+    if out.fmt == "table":
         # One row for an offering sold alike in many regions (Lambda's one price in 17); CSV and JSON keep each.
         # Ordered by CO2, regions whose grids differ are different answers: their rows stay apart.
-        table = report.collapse_regions(table, (*view, "co2_kg") if by == "co2" else view)
+        table = report.collapse_regions(table, (*view, "co2_kg") if request.by == "co2" else view)
     table = table.head(shown_top) if shown_top is not None else table
-    title = f"{built.name}: {total} options by {by}" + (f", {deadline_hours:g} h deadline" if deadline_hours else "")
-    _render(result, table, fmt, output, title, view, wide=wide)
+    deadline = request.deadline_hours
+    title = f"{built.name}: {total} options by {request.by}" + (f", {deadline:g} h deadline" if deadline else "")
+    _render(result, table, out, title, view)
     shown = int(table["regions"].sum()) if "regions" in table.columns else len(table)
-    if fmt == "table" and shown > len(table) and not quiet:
+    if out.fmt == "table" and shown > len(table) and not out.quiet:
         note("offerings sold alike in several regions are one row (region '+N more'); --format csv or json lists each")
-    _finish(result, fmt, shown=shown, total=total, wide=wide, quiet=quiet, shown_table=table, hint=hint)
+    _finish(result, out, shown=shown, total=total, shown_table=table, hint=hint)
 
 
+@with_groups
 def compare(
+    *,
     workload: WorkloadOpt,
     gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="A GPU to compare; repeat for each.")] = None,
     instance: Annotated[
         list[str] | None, typer.Option("--instance", "-i", help="An instance type to compare; repeat for each.")
     ] = None,
-    deadline_hours: DeadlineOpt = None,
-    budget_usd: BudgetOpt = None,
-    provider: ProviderOpt = None,
-    region: RegionOpt = None,
-    pricing: PricingOpt = "both",
-    max_nodes: MaxNodesOpt = 1,
-    max_age: MaxAgeOpt = None,
-    available_only: AvailableOpt = False,
-    by: ByOpt = "cost",
-    precision: PrecisionOpt = "bf16",
-    params: ParamsOpt = None,
-    layers: LayersOpt = None,
-    hidden: HiddenOpt = None,
-    heads: HeadsOpt = None,
-    vocab: VocabOpt = None,
-    seq_len: SeqLenOpt = None,
-    tokens: TokensOpt = None,
-    images: ImagesOpt = None,
-    sequences: SequencesOpt = None,
-    samples: SamplesOpt = None,
-    mode: ModeOpt = "pretrain",
-    stack: StackOpt = None,
-    recompute: RecomputeOpt = None,
-    batch_per_gpu: BatchPerGpuOpt = None,
-    global_batch: GlobalBatchOpt = None,
-    evaluations: EvaluationsOpt = None,
-    eval_samples: EvalSamplesOpt = None,
-    trainable_share: TrainableShareOpt = None,
-    measured: MeasuredOpt = None,
-    measured_on: MeasuredOnOpt = None,
-    efficiency: EfficiencyOpt = None,
-    checkpoint_interval_hours: CheckpointOpt = None,
-    restart_overhead_hours: RestartOpt = 0.25,
-    startup_overhead_hours: StartupOpt = 0.25,
-    interruption_rate: InterruptionRateOpt = None,
-    checkpoint_storage_gbps: CheckpointStorageOpt = None,
-    fmt: FormatOpt = "table",
-    output: OutputOpt = None,
-    wide: WideOpt = False,
-    quiet: QuietOpt = False,
+    asked: RankFlags,
+    where: WhereFlags,
+    job: WorkloadFlags,
+    out: OutputFlags,
 ) -> None:
     """Put a few GPUs (--gpu) or instance types (--instance) side by side for the same job: the best of each."""
     from planner import report
     from planner.api import compare as api_compare
     from planner.cost.compare import COMPARE_COLUMNS
 
-    report.check_format(fmt)
-    built, extra = workload_from_flags(workload, locals())
-    result = api_compare(
-        built,
-        gpus=gpu or [],
-        instance_types=instance or [],
-        deadline_hours=deadline_hours,
-        budget_usd=budget_usd,
-        provider=provider,
-        region=region,
-        pricing=pricing,
-        max_nodes=max_nodes,
-        max_age_hours=max_age,
-        available_only=available_only,
-        by=by,
-        precision=precision,
-        checkpoint_interval_hours=checkpoint_interval_hours,
-        restart_overhead_hours=restart_overhead_hours,
-        startup_overhead_hours=startup_overhead_hours,
-        interruption_rate_per_node_hour=interruption_rate,
-        checkpoint_storage_gbps=checkpoint_storage_gbps,
-        **extra,
-    )
+    report.check_format(out.fmt)
+    built = job.workload(workload)
+    request = asked.request()
+    result = api_compare(built, gpus=gpu or [], instance_types=instance or [], request=request, **where.filters())
     wide_view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
     # A choice without an option says why; the compact view shows only that (the options' own notes are --wide's).
     table = result.table
-    if fmt == "table" and not wide:
+    if out.fmt == "table" and not out.wide:
         # The empty rank already says "no option": the cell starts with the reason itself.
         why = table["notes"].where(table["rank"].isna(), "").map(lambda text: str(text).removeprefix("no option: "))
         table = table.assign(why=why)
-    view = wide_view if wide else ("choice", *COMPACT_VIEW, "why")
-    _render(result, table, fmt, output, f"{built.name}: best option of each, by {by}", view, wide=wide)
-    _finish(
-        result,
-        fmt,
-        shown=len(result.table),
-        total=len(result.table),
-        wide=wide,
-        quiet=quiet,
-        shown_table=result.table,
-    )
+    view = wide_view if out.wide else ("choice", *COMPACT_VIEW, "why")
+    _render(result, table, out, f"{built.name}: best option of each, by {request.by}", view)
+    _finish(result, out, shown=len(result.table), total=len(result.table), shown_table=result.table)
 
 
 def register(app: typer.Typer, catalog_app: typer.Typer) -> None:

@@ -1,17 +1,16 @@
-"""Typer options describing a workload, shared by `gpuplan estimate` and `gpuplan rank`.
+"""Typer options describing a workload, shared by `gpuplan estimate`, `gpuplan rank` and `gpuplan compare`.
 
-Declare the parameters with these aliases and pass the command's ``locals()`` to ``workload_from_flags``.
+A command takes them as two option groups (planner.cli.groups): ``WorkloadFlags`` and ``EvidenceFlags``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated
 
 import typer
 
-from planner.perf.options import ModelOptions
+from planner.perf.options import EVIDENCE_FIELDS, ModelOptions
 from planner.perf.workloads import RECOMPUTE_HELP, USER_FIELDS, Workload, resolve_workload, workload_names
 
 WorkloadOpt = Annotated[
@@ -84,20 +83,52 @@ EfficiencyOpt = Annotated[
 
 # The work flags named by their unit (parameter name = the library's keyword).
 UNIT_FLAGS = ("images", "sequences", "samples")
-# The workload flags every command declares, by parameter name: the Workload fields a user sets, the amount of work
-# (--tokens/--work, the parameter ``tokens``) and the user's own evidence (ModelOptions).
-WORKLOAD_FLAGS = (*USER_FIELDS, "tokens", *UNIT_FLAGS, *(f.name for f in dataclasses.fields(ModelOptions)))
 
 
-def workload_from_flags(workload: str, values: Mapping[str, Any]) -> tuple[Workload, dict[str, Any]]:
-    """The Workload a command's flags describe (pass ``locals()``), and the user's evidence as ``estimate()`` options.
+@dataclass(frozen=True)
+class WorkloadFlags:
+    """The flags that shape the workload (its Workload fields a user sets, and --tokens/--work), as one option group
+    (planner.cli.groups) of every command that resolves a workload."""
 
-    ``--tokens``/``--work`` is the amount of work in the workload's own unit, so it is passed as ``work``;
-    ``--images``, ``--sequences`` and ``--samples`` as the library's keywords of those names. Raises
-    InputError (one line, naming the field) for an unknown workload or an invalid value.
-    """
-    fields = {name: values[name] for name in USER_FIELDS}
-    units = {name: values.get(name) for name in UNIT_FLAGS}
-    built = resolve_workload(workload, work=values["tokens"], **units, **fields)
-    evidence = ModelOptions(**{f.name: values[f.name] for f in dataclasses.fields(ModelOptions)})
-    return built, evidence.as_kwargs()
+    params: ParamsOpt = None
+    layers: LayersOpt = None
+    hidden: HiddenOpt = None
+    heads: HeadsOpt = None
+    vocab: VocabOpt = None
+    seq_len: SeqLenOpt = None
+    tokens: TokensOpt = None
+    images: ImagesOpt = None
+    sequences: SequencesOpt = None
+    samples: SamplesOpt = None
+    mode: ModeOpt = "pretrain"
+    stack: StackOpt = None
+    recompute: RecomputeOpt = None
+    batch_per_gpu: BatchPerGpuOpt = None
+    global_batch: GlobalBatchOpt = None
+    evaluations: EvaluationsOpt = None
+    eval_samples: EvalSamplesOpt = None
+    trainable_share: TrainableShareOpt = None
+
+    def workload(self, name: str) -> Workload:
+        """The Workload these flags describe on preset ``name`` (or 'transformer').
+
+        ``--tokens``/``--work`` is the amount of work in the workload's own unit, so it is passed as ``work``;
+        ``--images``, ``--sequences`` and ``--samples`` as the library's keywords of those names. Raises InputError
+        (one line, naming the field) for an unknown workload or an invalid value.
+        """
+        units = {field: getattr(self, field) for field in UNIT_FLAGS}
+        fields = {field: getattr(self, field) for field in USER_FIELDS}
+        return resolve_workload(name, work=self.tokens, **units, **fields)
+
+
+@dataclass(frozen=True)
+class EvidenceFlags:
+    """The user's own evidence about speed (planner.perf.options.ModelOptions, whose fields these are)."""
+
+    measured: MeasuredOpt = None
+    measured_on: MeasuredOnOpt = None
+    efficiency: EfficiencyOpt = None
+
+    def options(self) -> ModelOptions:
+        """The evidence as the model takes it; InputError for a pair given half or both kinds at once."""
+        return ModelOptions(**{name: getattr(self, name) for name in EVIDENCE_FIELDS})

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pandas as pd
 
+    from planner.cost.families import Families
+    from planner.cost.options import Options
     from planner.cost.request import RankRequest
     from planner.perf.workloads import Workload
 
@@ -104,18 +106,10 @@ def share_of_work(hours: float, work: float, work_unit: str) -> str:
 
 def explain_empty(
     offers: pd.DataFrame,
-    feasible: npt.NDArray[np.bool_],
+    options: Options,
     within_deadline: npt.NDArray[np.bool_],
     within_budget: npt.NDArray[np.bool_],
-    wall: npt.NDArray[np.float64],
-    cost: npt.NDArray[np.float64],
-    opt_row: npt.NDArray[np.int64],
-    opt_nodes: npt.NDArray[np.int64],
-    opt_spot: npt.NDArray[np.int64],
-    fastest: int | None,
-    cheapest: int | None,
-    deadline_hours: float | None,
-    budget_usd: float | None,
+    request: RankRequest,
     excluded: pd.DataFrame,
     closest_miss: str | None = None,
 ) -> str:
@@ -123,6 +117,12 @@ def explain_empty(
 
     ``closest_miss`` says why the offering that came closest to holding the job could not, when nothing runs."""
     import numpy as np
+
+    wall, cost, opt_row, opt_nodes, opt_spot = options.wall, options.cost, options.row, options.nodes, options.spot
+    deadline_hours, budget_usd = request.deadline_hours, request.budget_usd
+    feasible = np.ones(len(wall), dtype=bool)
+    fastest = int(np.argmin(wall)) if len(wall) else None
+    cheapest = int(np.argmin(cost)) if len(cost) else None
 
     def where(i: int) -> str:
         return describe_option(offers, int(opt_row[i]), int(opt_nodes[i]), int(opt_spot[i]))
@@ -155,23 +155,21 @@ def explain_empty(
 
 def summarise_exclusions(
     parts: list[tuple[Any, int, Any, Any, Any, Any]],
-    family: npt.NDArray[Any],
-    fam_provider: npt.NDArray[np.object_],
-    fam_instance: npt.NDArray[np.object_],
-    fam_gpu: npt.NDArray[np.object_],
-    fam_count: npt.NDArray[np.float64],
+    fams: Families,
     est_reason: dict[tuple[int, int], str],
-    deadline_hours: float | None,
-    budget_usd: float | None,
-    max_nodes: int,
+    request: RankRequest,
 ) -> pd.DataFrame:
     """One row per (offering family, nodes, pricing, reason) with how many region/zone offerings it covers.
 
     ``parts`` are (rows, stage, nodes, pricing code, value, offerings) with scalars or arrays as long as ``rows``;
-    ``offerings`` is how many catalog rows each entry stands for.
+    ``offerings`` is how many catalog rows each entry stands for; ``est_reason`` is the model's reason per
+    (family, nodes - 1).
     """
     import numpy as np
     import pandas as pd
+
+    family, max_nodes = fams.code, request.max_nodes
+    deadline_hours, budget_usd = request.deadline_hours, request.budget_usd
 
     sizes = [len(p[0]) for p in parts]
     if sum(sizes) == 0:
@@ -220,10 +218,10 @@ def summarise_exclusions(
             reason = f"over the ${budget_usd:,.2f} budget (costs ${extreme:,.2f} at best)"
         records.append(
             {
-                "provider": fam_provider[f],
-                "instance_type": fam_instance[f],
-                "gpu": fam_gpu[f],
-                "gpus_per_node": float(fam_count[f]),
+                "provider": fams.provider[f],
+                "instance_type": fams.instance_type[f],
+                "gpu": fams.gpu[f],
+                "gpus_per_node": float(fams.gpu_count[f]),
                 "nodes": int(n) if n else None,
                 "pricing": PRICING_NAMES[price_code] if price_code >= 0 else "any",
                 "offerings": int(count),
@@ -306,7 +304,7 @@ def option_notes(
     key = np.zeros(len(spot), dtype=np.int64)
     for d, r in zip(digits, radix, strict=True):
         key = key * r + d
-    unique_keys, inverse = np.unique(key, return_inverse=True)
+    inverse, unique_keys = pd.factorize(key)
     combos = []
     for value in unique_keys.tolist():
         parts_of_key = []

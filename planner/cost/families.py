@@ -7,21 +7,18 @@ every region and zone of a family shares that answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
-
-# Fields of the user's evidence (planner.perf.options.ModelOptions): an error about one is an error of the input.
-USER_EVIDENCE = ("measured", "measured_on", "efficiency")
+from planner.perf.options import EVIDENCE_FIELDS
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import pandas as pd
 
-    from planner.cost.request import Estimator
+    from planner.cost.request import Estimator, RankRequest
     from planner.perf.workloads import Workload
 
     FloatArray = npt.NDArray[np.float64]
@@ -84,16 +81,11 @@ class ConfigEstimate:
 
 
 def estimate_config(
-    estimator: Estimator,
-    workload: Workload,
-    gpu: str,
-    gpus_per_node: float,
-    nodes: int,
-    interconnect: str,
-    network_gbps: float,
-    precision: str,
-    options: Mapping[str, Any],
+    estimator: Estimator, workload: Workload, fams: Families, family: int, nodes: int, request: RankRequest
 ) -> ConfigEstimate:
+    """The model's answer for ``nodes`` instances of family ``family``, or why it has none."""
+    gpu, gpus_per_node = str(fams.gpu[family]), float(fams.gpu_count[family])
+    network_gbps = float(fams.network_gbps[family])
     total = gpus_per_node * nodes
     if not float(gpus_per_node).is_integer() or total < 1:
         return ConfigEstimate(reason=f"a fraction of a GPU ({gpus_per_node:g} per instance) is not modelled")
@@ -104,15 +96,15 @@ def estimate_config(
             workload,
             gpu,
             int(total),
-            precision,
+            request.precision,
             # The catalog stores GPU counts as floats (fractional GPUs exist); the model wants whole numbers.
             gpus_per_node=int(gpus_per_node),
-            interconnect=interconnect,
-            network_gbps=None if network_gbps != network_gbps else float(network_gbps),
-            **options,
+            interconnect=str(fams.interconnect[family]),
+            network_gbps=None if network_gbps != network_gbps else network_gbps,
+            **request.model.as_kwargs(),
         )
     except InputError as exc:
-        if exc.field in USER_EVIDENCE:
+        if exc.field in EVIDENCE_FIELDS:
             raise  # about the user's own measurement, not this configuration: the same everywhere
         return ConfigEstimate(reason=str(exc), error=exc)
     if not result.fits_in_memory:
@@ -140,20 +132,26 @@ def estimate_config(
     )
 
 
-def family_codes(offers: pd.DataFrame) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def family_codes(
+    offers: pd.DataFrame,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], dict[str, npt.NDArray[np.object_]]]:
     """One code per offering family (provider, instance type and its hardware), shared by its regions and zones.
 
-    Returns the code of each row and the first row of each family. Fast path: an instance type of one provider
-    and GPU has one GPU count, interconnect and network everywhere; rows that disagree on the numbers fall back
-    to grouping by every hardware column.
+    Returns the code of each row, the first row of each family, and each family's provider, instance type and GPU
+    (read from the codes: taking text from the catalog's Arrow columns costs more). Fast path: an instance type of
+    one provider and GPU has one GPU count, interconnect and network everywhere; rows that disagree on the numbers
+    fall back to grouping by every hardware column.
     """
     import numpy as np
     import pandas as pd
 
     codes = np.zeros(len(offers), dtype=np.int64)
+    read: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]] = {}
     for column in ("instance_type", "gpu", "provider"):
         column_codes, uniques = pd.factorize(offers[column])
         codes = codes * (len(uniques) + 1) + column_codes
+        # -1 (missing) picks the appended None.
+        read[column] = (column_codes, np.array([*np.asarray(uniques, dtype=object).tolist(), None], dtype=object))
     family: npt.NDArray[np.int64] = pd.factorize(codes)[0].astype(np.int64)
     first = np.zeros(int(family.max()) + 1, dtype=np.int64)
     first[family[::-1]] = np.arange(len(family))[::-1]
@@ -166,39 +164,33 @@ def family_codes(offers: pd.DataFrame) -> tuple[npt.NDArray[np.int64], npt.NDArr
             first = np.zeros(int(family.max()) + 1, dtype=np.int64)
             first[family[::-1]] = np.arange(len(family))[::-1]
             break
-    return family, first
+    return family, first, {column: names[row_codes[first]] for column, (row_codes, names) in read.items()}
 
 
 def families(offers: pd.DataFrame) -> Families:
     """Group ``offers`` into families and read each family's hardware from its first row."""
     import numpy as np
 
-    code, first = family_codes(offers)
+    code, first, names = family_codes(offers)
     return Families(
         code=code,
-        provider=offers["provider"].take(first).to_numpy(dtype=object),
-        instance_type=offers["instance_type"].take(first).to_numpy(dtype=object),
-        gpu=offers["gpu"].take(first).to_numpy(dtype=object),
-        gpu_count=offers["gpu_count"].take(first).to_numpy(dtype=float, na_value=np.nan),
+        provider=names["provider"],
+        instance_type=names["instance_type"],
+        gpu=names["gpu"],
+        gpu_count=offers["gpu_count"].to_numpy(dtype=float, na_value=np.nan)[first],
         interconnect=offers["interconnect"].take(first).to_numpy(dtype=object),
-        network_gbps=offers["network_gbps"].take(first).to_numpy(dtype=float, na_value=np.nan),
+        network_gbps=offers["network_gbps"].to_numpy(dtype=float, na_value=np.nan)[first],
     )
 
 
-def model_grid(
-    fams: Families,
-    estimator: Estimator,
-    workload: Workload,
-    precision: str,
-    max_nodes: int,
-    options: Mapping[str, Any],
-) -> ModelGrid:
-    """Ask the model about every family at 1..``max_nodes`` instances, once per distinct configuration.
+def model_grid(fams: Families, estimator: Estimator, workload: Workload, request: RankRequest) -> ModelGrid:
+    """Ask the model about every family at 1..``request.max_nodes`` instances, once per distinct configuration.
 
     Raises the model's InputError when every configuration fails with the same complaint about the input.
     """
     import numpy as np
 
+    max_nodes = request.max_nodes
     shape = (len(fams), max_nodes)
     hours, low, high, energy, slower = (np.full(shape, np.nan) for _ in range(5))
     reasons: dict[tuple[int, int], str] = {}
@@ -219,17 +211,7 @@ def model_grid(
             )
             found = cache.get(key)
             if found is None:
-                found = estimate_config(
-                    estimator,
-                    workload,
-                    str(fams.gpu[f]),
-                    float(fams.gpu_count[f]),
-                    n,
-                    str(fams.interconnect[f]),
-                    network,
-                    precision,
-                    options,
-                )
+                found = estimate_config(estimator, workload, fams, f, n, request)
                 cache[key] = found
             if found.reason is not None:
                 reasons[(f, n - 1)] = found.reason

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from planner.cost.request import RankRequest
+
     FloatArray = npt.NDArray[np.float64]
 
 # Spot labels of the grid: the published ones (Spot Advisor buckets, Azure eviction bands), then "no label".
@@ -74,13 +76,11 @@ def bucket_bands(providers: npt.NDArray[np.object_]) -> list[list[str]]:
     return [[spot.band_for(str(p), label) for label in labels] for p in providers]
 
 
-def hazard_table(
-    fams: Families, default_interruption_rate: float, interruption_rate_per_node_hour: float | None
-) -> FloatArray:
+def hazard_table(fams: Families, request: RankRequest) -> FloatArray:
     """Reclaims per node-hour, shape (family, label, scenario low/expected/high).
 
-    The user's own rate replaces every band; ``default_interruption_rate`` rescales the default band. Either keeps
-    the default band's spread between its low and high scenarios.
+    The user's own rate (``interruption_rate_per_node_hour``) replaces every band; ``default_interruption_rate``
+    rescales the default band. Either keeps the default band's spread between its low and high scenarios.
     """
     import numpy as np
 
@@ -89,34 +89,27 @@ def hazard_table(
     spread = np.array(default.rates()) / default.expected
     table = np.array([[bands[b].rates() for b in row] for row in bucket_bands(fams.provider)], dtype=float)
     table = table.reshape(len(fams), N_BUCKETS, 3)
-    if interruption_rate_per_node_hour is not None:
-        table[:, :, :] = interruption_rate_per_node_hour * spread
+    if request.interruption_rate_per_node_hour is not None:
+        table[:, :, :] = request.interruption_rate_per_node_hour * spread
     else:
-        table[:, -1, :] = default_interruption_rate * spread
+        table[:, -1, :] = request.interruption_rate * spread
     result: FloatArray = table
     return result
 
 
 def cost_grid(
-    fams: Families,
-    model: ModelGrid,
-    *,
-    startup_overhead_hours: float,
-    checkpoint_interval_hours: float | None,
-    restart_overhead_hours: float,
-    default_interruption_rate: float,
-    interruption_rate_per_node_hour: float | None = None,
-    trained_params: float = 0.0,
-    frozen_params: float = 0.0,
-    checkpoint_storage_gbps: float | None = None,
+    fams: Families, model: ModelGrid, request: RankRequest, *, trained_params: float = 0.0, frozen_params: float = 0.0
 ) -> CostGrid:
     """Expected wall-clock, billed hours and energy (with their low/high band) of every cell.
 
-    ``checkpoint_interval_hours`` None picks the Young/Daly interval per cell; ``trained_params`` (the parameters
-    that train) size the checkpoint, written at ``checkpoint_storage_gbps`` per node, and ``frozen_params`` (LoRA's
-    base model) are read back whole by every node on each restart.
+    The request's ``checkpoint_interval_hours`` None picks the Young/Daly interval per cell; ``trained_params`` (the
+    parameters that train) size the checkpoint, written at ``checkpoint_storage_gbps`` per node, and
+    ``frozen_params`` (LoRA's base model) are read back whole by every node on each restart.
     """
     import numpy as np
+
+    startup_overhead_hours = request.startup_overhead_hours
+    checkpoint_interval_hours = request.checkpoint_interval_hours
 
     constants = spot.spot_model()
     max_nodes = model.hours.shape[1]
@@ -125,21 +118,25 @@ def cost_grid(
     def spread(per_family_node: FloatArray) -> FloatArray:
         return np.broadcast_to(per_family_node[:, :, None, None], shape)
 
+    def per_family(values: FloatArray) -> FloatArray:
+        return np.broadcast_to(np.asarray(values, dtype=float)[:, None, None, None], shape)
+
     increment_s, minimum_s = billing_steps([str(p) for p in fams.provider])
     inc = np.broadcast_to(increment_s[:, None, None, None], shape)
     least = np.broadcast_to(minimum_s[:, None, None, None], shape)
     nodes = np.broadcast_to(np.arange(1, max_nodes + 1, dtype=float)[None, :, None, None], shape)
     # On-demand cells (spot axis 0) are never interrupted.
     on_spot = np.broadcast_to(np.array([0.0, 1.0])[None, None, :, None], shape)
-    rates = hazard_table(fams, default_interruption_rate, interruption_rate_per_node_hour)
+    rates = hazard_table(fams, request)
     hazard = [
         spot.job_hazard(on_spot * rates[:, None, None, :, k], nodes, constants.correlation_exponent) for k in range(3)
     ]
-    gbps = constants.checkpoint_storage_gbps if checkpoint_storage_gbps is None else checkpoint_storage_gbps
+    asked_gbps = request.checkpoint_storage_gbps
+    gbps = constants.checkpoint_storage_gbps if asked_gbps is None else asked_gbps
     checkpoint = spot.checkpoint_hours(trained_params, nodes, gbps, constants.checkpoint_bytes_per_param)
     reload = spot.reload_hours(frozen_params, gbps, constants.frozen_weight_bytes_per_param)
     # Provisioning and framework start-up, then read the checkpoint back (and a LoRA run's frozen base model).
-    restart = restart_overhead_hours + checkpoint + reload
+    restart = request.restart_overhead_hours + checkpoint + reload
     if checkpoint_interval_hours is None:
         interval = spot.young_daly_interval(checkpoint, hazard[1])
     else:
@@ -179,8 +176,14 @@ def cost_grid(
 
     # Facility energy of the held hours (work, checkpoints, rework, restarts), at the fitted node factor's band.
     factor = energy.node_factor()
-    node_kw = energy.node_power_kw(list(fams.gpu), fams.gpu_count, list(fams.provider))
-    fleet_kw = np.broadcast_to(node_kw[:, None, None, None], shape) * nodes
+    tdp_w = per_family(energy.gpu_tdp_w(list(fams.gpu)))
+    pue = per_family(energy.facility_pue(list(fams.provider)))
+    fleet_gpus = per_family(fams.gpu_count) * nodes
+
+    def facility_kwh(at: float, hours: FloatArray) -> FloatArray:
+        result: FloatArray = energy.node_energy_kwh(tdp_w, fleet_gpus, hours, at) * pue
+        return result
+
     return CostGrid(
         max_nodes=max_nodes,
         training_hours=hours.reshape(-1),
@@ -196,9 +199,9 @@ def cost_grid(
         billed_hours=billed_mid.reshape(-1),
         billed_low_hours=billed_low.reshape(-1),
         billed_high_hours=billed_high.reshape(-1),
-        energy_kwh=(fleet_kw * factor.expected * mid.exposed_hours).reshape(-1),
-        energy_low_kwh=(fleet_kw * factor.low * np.minimum(low.exposed_hours, mid.exposed_hours)).reshape(-1),
-        energy_high_kwh=np.where(high_finishes, fleet_kw * factor.high * high.exposed_hours, np.nan).reshape(-1),
+        energy_kwh=facility_kwh(factor.expected, mid.exposed_hours).reshape(-1),
+        energy_low_kwh=facility_kwh(factor.low, np.minimum(low.exposed_hours, mid.exposed_hours)).reshape(-1),
+        energy_high_kwh=np.where(high_finishes, facility_kwh(factor.high, high.exposed_hours), np.nan).reshape(-1),
         spot_risky=np.asarray(risky).reshape(-1),
         modelled=~np.isnan(hours).reshape(-1),
         finishes=finishes.reshape(-1),

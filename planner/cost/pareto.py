@@ -9,17 +9,20 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
-def pareto_mask(cost: npt.NDArray[np.float64], time: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+def pareto_mask(
+    cost: npt.NDArray[np.float64], time: npt.NDArray[np.float64], *, by_cost: bool = False
+) -> npt.NDArray[np.bool_]:
     """True where no other option is at most as expensive and as slow and strictly better on one of them.
 
     Sort by (cost, time) and keep each point faster than every point before it; identical points share a flag.
+    ``by_cost``: the options are already in that order (a ranking by cost), which saves the sort.
     """
     import numpy as np
 
     n = len(cost)
     if n == 0:
         return np.zeros(0, dtype=bool)
-    order = np.lexsort((time, cost))
+    order = np.arange(n) if by_cost else np.lexsort((time, cost))
     c, t = cost[order], time[order]
     new_point = np.ones(n, dtype=bool)
     new_point[1:] = (c[1:] != c[:-1]) | (t[1:] != t[:-1])

@@ -19,6 +19,7 @@ from planner.cost import explain
 from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
 from planner.cost.lines import SPOT_BUCKETS, billing_note
+from planner.cost.options import Options
 from planner.cost.pareto import pareto_mask
 from planner.cost.request import ORDERS, PRICINGS, Estimator, RankRequest
 from planner.cost.result import (
@@ -68,15 +69,6 @@ def _cheapest_per_group(rows: IntArray, group: IntArray, n_groups: int, price: F
     return first[kept], counts[kept]
 
 
-def _best(feasible: BoolArray, value: FloatArray) -> int | None:
-    import numpy as np
-
-    if not feasible.any():
-        return None
-    candidates = feasible.nonzero()[0]
-    return int(candidates[np.argmin(value[candidates])])
-
-
 @dataclass(frozen=True)
 class _Rows:
     """Per-offering arrays: prices, which pricing each may be sold at, spot bucket, region code."""
@@ -92,6 +84,9 @@ class _Rows:
     n_regions: int
     # AWS Local Zone rows: a region's option of their own (opt-in), never the region's cheapest zone.
     local_zone: BoolArray
+    # Each row's zone as a code into the distinct zones, "" appended for a missing one (code -1).
+    zone_codes: npt.NDArray[np.intp]
+    zone_names: npt.NDArray[np.object_]
 
 
 def _rows(offers: pd.DataFrame) -> _Rows:
@@ -104,12 +99,16 @@ def _rows(offers: pd.DataFrame) -> _Rows:
     od_price = offers["price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
     spot_price = offers["spot_price_usd_per_hour"].to_numpy(dtype=float, na_value=np.nan)
     # The availability rule per distinct value, then gathered: a handful of values over many rows.
-    codes, values = pd.factorize(offers["availability"].fillna("on-demand"))
-    od_allowed = np.array([availability_allows(str(v), spot=False) for v in values] + [False], dtype=bool)[codes]
-    spot_allowed = np.array([availability_allows(str(v), spot=True) for v in values] + [False], dtype=bool)[codes]
+    # A missing availability (code -1, the last entry) is on demand.
+    codes, found = pd.factorize(offers["availability"])
+    values = [*(str(v) for v in found), "on-demand"]
+    od_allowed = np.array([availability_allows(v, spot=False) for v in values], dtype=bool)[codes]
+    spot_allowed = np.array([availability_allows(v, spot=True) for v in values], dtype=bool)[codes]
     bucket_codes, bucket_names = pd.factorize(offers["spot_interruption"])
     bucket_lut = np.array([_bucket_index(name) for name in bucket_names] + [N_BUCKETS - 1], dtype=np.int64)
     region_codes, region_names = pd.factorize(offers["region"])
+    zone_codes, zones = pd.factorize(offers["zone"])
+    zone_names = np.array([*np.asarray(zones, dtype=object).tolist(), ""], dtype=object)
     return _Rows(
         od_price=od_price,
         spot_price=spot_price,
@@ -121,11 +120,14 @@ def _rows(offers: pd.DataFrame) -> _Rows:
         region_codes=region_codes.astype(np.int64),
         region_names=region_names,
         n_regions=int(region_codes.max()) + 1,
-        local_zone=local_zones(offers["zone"]),
+        # Asked once per distinct zone; the appended "" (no zone) is not a Local Zone.
+        local_zone=local_zones(pd.Series(zone_names, dtype=object))[zone_codes],
+        zone_codes=zone_codes,
+        zone_names=zone_names,
     )
 
 
-def _zone_representatives(rows: _Rows, fams: Families, pricing: str) -> list[tuple[int, IntArray, IntArray]]:
+def _zone_representatives(rows: _Rows, fams: Families, request: RankRequest) -> list[tuple[int, IntArray, IntArray]]:
     """Per pricing (0 on-demand, 1 spot): the cheapest row of each (family, region, spot bucket), and its weight.
 
     Zones of one region with the same spot bucket differ only in price (same model answer, same billing).
@@ -139,30 +141,13 @@ def _zone_representatives(rows: _Rows, fams: Families, pricing: str) -> list[tup
     zone_group, zone_groups = pd.factorize(region_key * N_BUCKETS + rows.bucket)
     reps: list[tuple[int, IntArray, IntArray]] = []
     for spot_code, allowed, row_price in ((0, rows.od_ok, rows.od_price), (1, rows.spot_ok, rows.spot_price)):
-        if pricing in ("both", PRICING_NAMES[spot_code]):
+        if request.pricing in ("both", PRICING_NAMES[spot_code]):
             chosen, weight = _cheapest_per_group(every[allowed], zone_group, len(zone_groups), row_price)
             reps.append((spot_code, chosen, weight))
     return reps
 
 
-@dataclass
-class _Options:
-    """Every kept row x node count x pricing, as indices into the grid, with what each costs."""
-
-    row: IntArray
-    cell: IntArray
-    weight: IntArray
-    spot: IntArray
-    nodes: IntArray
-    price: FloatArray
-    wall: FloatArray
-    cost: FloatArray
-
-    def take(self, index: IntArray | BoolArray) -> _Options:
-        return _Options(*(getattr(self, name)[index] for name in self.__dataclass_fields__))
-
-
-def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _Rows, grid: CostGrid) -> _Options:
+def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _Rows, grid: CostGrid) -> Options:
     import numpy as np
 
     row_parts: list[IntArray] = []
@@ -178,7 +163,7 @@ def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _
     cell = np.concatenate(cell_parts) if cell_parts else empty
     spot, nodes = grid.spot_of(cell), grid.nodes_of(cell)
     price = np.where(spot == 1, rows.spot_price[row], rows.od_price[row])
-    return _Options(
+    return Options(
         row=row,
         cell=cell,
         weight=np.concatenate(weight_parts) if weight_parts else empty,
@@ -194,13 +179,12 @@ def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _
 _Exclusion = tuple[Any, int, Any, Any, Any, Any]
 
 
-def _unpriced_exclusions(
-    rows: _Rows, fams: Families, model_reasons: dict[tuple[int, int], str], pricing: str
-) -> list[_Exclusion]:
+def _unpriced_exclusions(rows: _Rows, fams: Families, model: ModelGrid, request: RankRequest) -> list[_Exclusion]:
     """Rows with no price for the pricing asked, reservation-only rows, and configurations the model rejects."""
     import numpy as np
 
     every = np.arange(len(rows.od_price))
+    pricing = request.pricing
     want_od, want_spot = pricing in ("both", "on-demand"), pricing in ("both", "spot")
     priced = (rows.od_ok & want_od) | (rows.spot_ok & want_spot)
     unpriced = ~rows.reserved & ~priced
@@ -213,7 +197,7 @@ def _unpriced_exclusions(
     family_rows = np.bincount(fams.code[priced], minlength=len(fams))
     family_first = np.full(len(fams), -1, dtype=np.int64)
     family_first[fams.code[::-1]] = every[::-1]
-    rejected = [(f, n) for (f, n) in model_reasons if family_rows[f] > 0]
+    rejected = [(f, n) for (f, n) in model.reasons if family_rows[f] > 0]
     if rejected:
         f_index = np.array([f for f, _ in rejected], dtype=np.int64)
         n_index = np.array([n + 1 for _, n in rejected], dtype=np.int64)
@@ -222,8 +206,8 @@ def _unpriced_exclusions(
 
 
 def _constraint_exclusions(
-    options: _Options, grid: CostGrid, request: RankRequest
-) -> tuple[_Options, list[_Exclusion], BoolArray, BoolArray]:
+    options: Options, grid: CostGrid, request: RankRequest
+) -> tuple[Options, list[_Exclusion], BoolArray, BoolArray]:
     """Drop options the model cannot run or spot never finishes; mark those over the deadline or the budget.
 
     Returns the modelled options, their exclusion entries, and the deadline and budget masks over them.
@@ -252,7 +236,7 @@ def _constraint_exclusions(
 
 
 def _select_and_order(
-    options: _Options, ok: BoolArray, fams: Families, rows: _Rows, grid: CostGrid, request: RankRequest
+    options: Options, ok: BoolArray, fams: Families, rows: _Rows, grid: CostGrid, request: RankRequest
 ) -> tuple[IntArray, BoolArray, FloatArray]:
     """The options shown, in order, which are on the cost-time Pareto front, and their kgCO2e.
 
@@ -267,27 +251,50 @@ def _select_and_order(
     # A region's Local Zone (opt-in) stays an option beside the region's standard zones, not instead of them.
     region = (fams.code[o.row[sel]] * rows.n_regions + rows.region_codes[o.row[sel]]) * 2 + rows.local_zone[o.row[sel]]
     group = (region * (request.max_nodes + 1) + o.nodes[sel]) * 2 + o.spot[sel]
-    order = np.lexsort((o.wall[sel], o.cost[sel], group))
-    first_of_group = np.ones(len(order), dtype=bool)
-    first_of_group[1:] = group[order][1:] != group[order][:-1]
-    sel = sel[np.sort(order[first_of_group])]
-    co2 = _co2_kg(fams, grid, o, rows, sel)
-    tie = (o.row[sel], o.nodes[sel], o.spot[sel])
-    keys = {
-        "cost": (*tie, o.wall[sel], o.cost[sel]),
-        "time": (*tie, o.cost[sel], o.wall[sel]),
-        "cost-time": (*tie, o.wall[sel], o.cost[sel], o.cost[sel] * o.wall[sel]),
-        "co2": (*tie, o.wall[sel], o.cost[sel], co2),
-    }[request.by]
+    sel = sel[_first_cheapest(group, o.cost[sel], o.wall[sel])]
+    # Ties: on-demand first, then fewer nodes, then catalog position, as one integer.
+    tie = (o.spot[sel] * (request.max_nodes + 1) + o.nodes[sel]) * len(rows.od_price) + o.row[sel]
+    cost, wall = o.cost[sel], o.wall[sel]
+    co2: FloatArray | None = None
+    if request.by == "co2":
+        co2 = _co2_kg(fams, grid, o, rows, sel)
+        keys: tuple[IntArray | FloatArray, ...] = (tie, wall, cost, co2)
+    else:
+        keys = {"cost": (tie, wall, cost), "time": (tie, cost, wall), "cost-time": (tie, wall, cost, cost * wall)}[
+            request.by
+        ]
     order = np.lexsort(keys)
-    sel, co2 = sel[order], co2[order]
-    pareto = pareto_mask(o.cost[sel], o.wall[sel])
+    sel = sel[order]
+    pareto = pareto_mask(o.cost[sel], o.wall[sel], by_cost=request.by == "cost")
     if request.top is not None:
-        sel, pareto, co2 = sel[: request.top], pareto[: request.top], co2[: request.top]
+        sel, pareto = sel[: request.top], pareto[: request.top]
+    # Ordered by another measure, only the options kept need their CO2.
+    co2 = co2[order][: len(sel)] if co2 is not None else _co2_kg(fams, grid, o, rows, sel)
     return sel, pareto, co2
 
 
-def _co2_kg(fams: Families, grid: CostGrid, options: _Options, rows: _Rows, sel: IntArray) -> FloatArray:
+def _first_cheapest(group: IntArray, cost: FloatArray, wall: FloatArray) -> BoolArray:
+    """Which entries are the first of the cheapest, then fastest, of their ``group``: linear time, by direct
+    indexing over the group codes (a sort by group, cost and time cost more than the rest of the ranking)."""
+    import numpy as np
+    import pandas as pd
+
+    code, groups = pd.factorize(group)
+    lowest = np.full(len(groups), np.inf)
+    np.minimum.at(lowest, code, cost)
+    candidate = cost == lowest[code]
+    fastest = np.full(len(groups), np.inf)
+    np.minimum.at(fastest, code[candidate], wall[candidate])
+    candidate &= wall == fastest[code]
+    first = np.zeros(len(groups), dtype=np.int64)
+    at = candidate.nonzero()[0]
+    first[code[at][::-1]] = at[::-1]
+    kept = np.zeros(len(group), dtype=bool)
+    kept[first] = True
+    return kept
+
+
+def _co2_kg(fams: Families, grid: CostGrid, options: Options, rows: _Rows, sel: IntArray) -> FloatArray:
     """kgCO2e of the options ``sel``: their facility energy x their region's grid intensity.
 
     Each (provider, region) pair is looked up once: options far outnumber the pairs.
@@ -301,15 +308,21 @@ def _co2_kg(fams: Families, grid: CostGrid, options: _Options, rows: _Rows, sel:
     provider_codes, provider_names = pd.factorize(fams.provider)
     chosen = options.row[sel]
     pair = provider_codes[fams.code[chosen]] * len(region_names) + rows.region_codes[chosen]
-    pairs, inverse = np.unique(pair, return_inverse=True)
+    # The pairs present and each option's, by direct indexing: providers x regions is a small space.
+    present = np.zeros(len(provider_names) * len(region_names), dtype=bool)
+    present[pair] = True
+    pairs = present.nonzero()[0]
+    position = np.zeros(len(present), dtype=np.int64)
+    position[pairs] = np.arange(len(pairs))
+    inverse = position[pair]
     # One vectorised take per column: indexing a pandas Index (Arrow strings) once per pair cost more than the rest
     # of this function.
     count = len(region_names)
     grams = carbon_intensities(
-        [str(name) for name in np.asarray(provider_names, dtype=object)[pairs // count]],
-        [str(name) for name in np.asarray(region_names, dtype=object)[pairs % count]],
+        np.asarray(provider_names, dtype=object)[pairs // count].tolist(),
+        np.asarray(region_names, dtype=object)[pairs % count].tolist(),
     )
-    result: FloatArray = grid.energy_kwh[options.cell[sel]] * grams[inverse.reshape(-1)] / 1000.0
+    result: FloatArray = grid.energy_kwh[options.cell[sel]] * grams[inverse] / 1000.0
     return result
 
 
@@ -347,77 +360,22 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
 
     fams = families(offers)
     trained = trained_params(workload)
-    model = model_grid(fams, estimator, workload, request.precision, request.max_nodes, request.model.as_kwargs())
-    grid = cost_grid(
-        fams,
-        model,
-        startup_overhead_hours=request.startup_overhead_hours,
-        checkpoint_interval_hours=request.checkpoint_interval_hours,
-        restart_overhead_hours=request.restart_overhead_hours,
-        default_interruption_rate=request.interruption_rate,
-        interruption_rate_per_node_hour=request.interruption_rate_per_node_hour,
-        trained_params=trained,
-        frozen_params=workload.params - trained,
-        checkpoint_storage_gbps=request.checkpoint_storage_gbps,
-    )
+    model = model_grid(fams, estimator, workload, request)
+    grid = cost_grid(fams, model, request, trained_params=trained, frozen_params=workload.params - trained)
     rows = _rows(offers)
-    options = _options(_zone_representatives(rows, fams, request.pricing), fams, rows, grid)
-    found = _unpriced_exclusions(rows, fams, model.reasons, request.pricing)
+    options = _options(_zone_representatives(rows, fams, request), fams, rows, grid)
+    found = _unpriced_exclusions(rows, fams, model, request)
     options, more, within_deadline, within_budget = _constraint_exclusions(options, grid, request)
     found += more
-    excluded = explain.summarise_exclusions(
-        found,
-        fams.code,
-        fams.provider,
-        fams.instance_type,
-        fams.gpu,
-        fams.gpu_count,
-        model.reasons,
-        request.deadline_hours,
-        request.budget_usd,
-        request.max_nodes,
-    )
+    excluded = explain.summarise_exclusions(found, fams, model.reasons, request)
     ok = within_deadline & within_budget
     if not ok.any():
-        import numpy as np
-
-        everything = np.ones(len(ok), dtype=bool)
-        message = explain.explain_empty(
-            offers,
-            everything,
-            within_deadline,
-            within_budget,
-            options.wall,
-            options.cost,
-            options.row,
-            options.nodes,
-            options.spot,
-            _best(everything, options.wall),
-            _best(everything, options.cost),
-            request.deadline_hours,
-            request.budget_usd,
-            excluded,
-            _closest_miss(fams, model, request.max_nodes) if not len(options.wall) else None,
-        )
+        closest = _closest_miss(fams, model, request.max_nodes) if not len(options) else None
+        message = explain.explain_empty(offers, options, within_deadline, within_budget, request, excluded, closest)
         return empty_result(assumptions, None, message, [], excluded)
 
     sel, pareto, co2 = _select_and_order(options, ok, fams, rows, grid, request)
-    chosen = options.take(sel)
-    table, details = _table(
-        offers,
-        fams,
-        model,
-        grid,
-        chosen.row,
-        chosen.cell,
-        chosen.price,
-        pareto,
-        rows.region_names.to_numpy(dtype=object)[rows.region_codes[chosen.row]],
-        rows.bucket[chosen.row],
-        co2,
-        request.spot_warning_hours,
-        rows.local_zone[chosen.row],
-    )
+    table, details = _table(offers, fams, model, grid, rows, options.take(sel), pareto, co2, request)
     return RankResult(
         table=table,
         excluded=excluded,
@@ -440,72 +398,65 @@ def _table(
     fams: Families,
     model: ModelGrid,
     grid: CostGrid,
-    rows: npt.NDArray[np.int64],
-    cells: npt.NDArray[np.int64],
-    price: npt.NDArray[np.float64],
-    pareto: npt.NDArray[np.bool_],
-    regions: npt.NDArray[np.object_],
-    bucket: npt.NDArray[np.int64],
-    co2: npt.NDArray[np.float64],
-    spot_warning_hours: float | None,
-    local: npt.NDArray[np.bool_],
+    catalog: _Rows,
+    chosen: Options,
+    pareto: BoolArray,
+    co2: FloatArray,
+    request: RankRequest,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The options table (TABLE_COLUMNS) and, row for row, the quantities of its cost lines; ``local`` marks the
-    rows in AWS Local Zones."""
+    """The options table (TABLE_COLUMNS) of the ``chosen`` options, in order, and, row for row, the quantities of
+    their cost lines."""
     import numpy as np
     import pandas as pd
+
+    rows, cells, price = chosen.row, chosen.cell, chosen.price
+    regions = np.asarray(catalog.region_names, dtype=object)[catalog.region_codes[rows]]
+    bucket, local = catalog.bucket[rows], catalog.local_zone[rows]
 
     family = fams.code[rows]
     spot = grid.spot_of(cells)
     nodes = grid.nodes_of(cells)
 
     def text(values: Any) -> pd.Series:
-        # Object dtype: building pandas' string columns from Python strings costs more than the ranking.
-        return pd.Series(values, dtype=object)
-
-    def taken(column: str) -> npt.NDArray[np.object_]:
-        return offers[column].take(rows).to_numpy(dtype=object, na_value="")
+        # Object dtype: building pandas' string columns from Python strings costs more than the ranking. Every
+        # column is built here: no copy.
+        return pd.Series(values, dtype=object, copy=False)
 
     pricing = text(np.array(PRICING_NAMES, dtype=object)[spot])
-    notes = explain.option_notes(
-        spot == 1,
-        bucket,
-        nodes,
-        fams.network_gbps[family],
-        taken("flags"),
-        fams.provider[family],
-        grid.spot_risky[cells],
-        grid.wall_hours[cells],
-        spot_warning_hours,
+    # The date of the price each option used: a spot option's own spot date where the catalog has one (schema 3).
+    used_as_of = offers["as_of"].take(rows)
+    if "spot_as_of" in offers:
+        spot_as_of = offers["spot_as_of"].take(rows)
+        use_spot = (spot == 1) & spot_as_of.notna().to_numpy()
+        used_as_of = used_as_of.where(~use_spot, spot_as_of)
+    as_of_codes, as_of_names = _codes_at(used_as_of.reset_index(drop=True), np.arange(len(rows)))
+    # Everything a note says follows from the option's grid cell (family, nodes, pricing, spot label), its catalog
+    # flags and whether it is in a Local Zone: worded once per distinct combination, then gathered.
+    flag_codes, flag_names = _codes_at(offers["flags"], rows)
+    key = (cells * (len(flag_names) + 1) + flag_codes + 1) * 2 + local
+    inverse, distinct = pd.factorize(key)
+    one = np.zeros(len(distinct), dtype=np.int64)
+    one[inverse[::-1]] = np.arange(len(key))[::-1]
+    words = explain.option_notes(
+        spot[one] == 1,
+        bucket[one],
+        nodes[one],
+        fams.network_gbps[family[one]],
+        np.append(flag_names, "")[flag_codes[one]],
+        fams.provider[family[one]],
+        grid.spot_risky[cells[one]],
+        grid.wall_hours[cells[one]],
+        request.spot_warning_hours,
     )
-    if local.any():
-        prefix = np.where(notes[local] == "", "", "; ")
-        notes[local] = notes[local] + prefix.astype(object) + LOCAL_ZONE_NOTE
-    if model.uncalibrated is not None and model.uncalibrated[family].any():
-        # An uncalibrated GPU's time is the model's extrapolation: say so where the number stands.
-        unsure = model.uncalibrated[family]
-        prefix = np.where(notes[unsure] == "", "", "; ")
-        said = np.full(int(unsure.sum()), UNCALIBRATED_NOTE, dtype=object)
-        if model.held_out_pct is not None:
-            # And what the runs kept out of the fit found on that GPU, once per distinct figure.
-            found = model.held_out_pct[family][unsure]
-            for value in np.unique(found[~np.isnan(found)]):
-                said[found == value] = f"{UNCALIBRATED_NOTE}; held-out runs on this GPU: {held_out_verdict(value)}"
-        notes[unsure] = notes[unsure] + prefix.astype(object) + said
-    if model.slower_at_scale is not None:
-        # Short steps across many instances: what NVIDIA's held-out MLPerf runs in that regime found.
-        ratio = model.slower_at_scale[family, nodes - 1]
-        scaled = ~np.isnan(ratio)
-        if scaled.any():
-            prefix = np.where(notes[scaled] == "", "", "; ")
-            said = np.array([scale_out_verdict(value) for value in ratio[scaled]], dtype=object)
-            notes[scaled] = notes[scaled] + prefix.astype(object) + said
+    notes = _joined(
+        words, [(local[one].astype(np.int64) - 1, [LOCAL_ZONE_NOTE]), *_model_notes(model, family[one], nodes[one])]
+    )[inverse]
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),
             "provider": text(fams.provider[family]),
             "region": text(regions),
-            "zone": text(taken("zone")),
+            "zone": text(catalog.zone_names[catalog.zone_codes[rows]]),
             "instance_type": text(fams.instance_type[family]),
             "gpu": text(fams.gpu[family]),
             # Whole GPUs: a fractional-GPU offering never reaches the table (the model does not estimate it).
@@ -530,14 +481,15 @@ def _table(
             "energy_high_kwh": grid.energy_high_kwh[cells],
             "co2_kg": co2,
             "pareto": pareto,
-            "price_as_of": text(taken("as_of")),
-            "price_age_days": price_age_days(offers["as_of"].take(rows)),
+            "price_as_of": text(np.append(as_of_names, "")[as_of_codes]),
+            "price_age_days": np.append(price_age_days(pd.Series(as_of_names, dtype=object)), np.nan)[as_of_codes],
             # Prices older than STALE_AFTER_DAYS, and the cloud's capacity reading (true, false or unknown).
-            "price_stale": stale_prices(offers["as_of"].take(rows)),
-            "available_now": text(taken("available_now")),
+            "price_stale": np.append(stale_prices(pd.Series(as_of_names, dtype=object)), False)[as_of_codes],
+            "available_now": text(_text_at(offers["available_now"], rows)),
             "notes": text(notes),
         },
         columns=list(TABLE_COLUMNS),
+        copy=False,  # every column is built here
     )
     held = grid.wall_hours[cells] - grid.wait_hours[cells]  # start-up + the hours the instances are held
     billing_notes = np.array([billing_note(str(p)) for p in fams.provider], dtype=object)
@@ -555,6 +507,81 @@ def _table(
             "wall_hours": grid.wall_hours[cells],
             "billed_hours": grid.billed_hours[cells],
             "billing": text(billing_notes[family]),
-        }
+        },
+        copy=False,
     )
     return table, details
+
+
+def _codes_at(column: pd.Series, rows: IntArray) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
+    """The distinct texts of ``column`` at ``rows`` and each row's code (-1: missing)."""
+    import numpy as np
+    import pandas as pd
+
+    codes, uniques = pd.factorize(column.take(rows))
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _text_at(column: pd.Series, rows: IntArray) -> npt.NDArray[np.object_]:
+    """The text of ``column`` at ``rows``, "" where missing; each distinct value is made a Python string once
+    (converting Arrow strings row by row costs more than the ranking)."""
+    import numpy as np
+
+    codes, names = _codes_at(column, rows)
+    result: npt.NDArray[np.object_] = np.append(names, "")[codes]
+    return result
+
+
+# A note added to some options: per option the code of its text (-1: none), and the texts.
+_Note = tuple["IntArray", list[str]]
+
+
+def _model_notes(model: ModelGrid, family: IntArray, nodes: IntArray) -> list[_Note]:
+    """What the model says beside an option's time: an uncalibrated GPU (with what its held-out runs found), short
+    steps across many instances (what NVIDIA's held-out MLPerf runs in that regime found). Worded per family or
+    (family, nodes), then gathered."""
+    import numpy as np
+
+    notes: list[_Note] = []
+    if model.uncalibrated is not None and model.uncalibrated.any():
+        # An uncalibrated GPU's time is the model's extrapolation: say so where the number stands.
+        held = model.held_out_pct if model.held_out_pct is not None else np.full(len(model.uncalibrated), np.nan)
+        figures = np.unique(held[model.uncalibrated & ~np.isnan(held)])
+        texts = [
+            UNCALIBRATED_NOTE,
+            *(f"{UNCALIBRATED_NOTE}; held-out runs on this GPU: {held_out_verdict(value)}" for value in figures),
+        ]
+        known = ~np.isnan(held)
+        code = np.where(known, np.searchsorted(figures, np.where(known, held, 0.0)) + 1, 0)
+        notes.append((np.where(model.uncalibrated, code, -1)[family], texts))
+    if model.slower_at_scale is not None:
+        ratio = model.slower_at_scale
+        scaled = ~np.isnan(ratio)
+        if scaled.any():
+            figures = np.unique(ratio[scaled])
+            code = np.where(scaled, np.searchsorted(figures, np.where(scaled, ratio, 0.0)), -1)
+            notes.append((code[family, nodes - 1], [scale_out_verdict(value) for value in figures]))
+    return notes
+
+
+def _joined(notes: npt.NDArray[np.object_], more: list[_Note]) -> npt.NDArray[np.object_]:
+    """Each option's ``notes`` followed by the ``more`` notes it has, joined by "; ", worded once per distinct
+    combination."""
+    import numpy as np
+    import pandas as pd
+
+    base_codes, base_texts = pd.factorize(notes)
+    key = base_codes.astype(np.int64)
+    for codes, texts in more:
+        key = key * (len(texts) + 1) + (codes + 1)
+    inverse, combos = pd.factorize(key)
+    words = []
+    for value in combos.tolist():
+        parts: list[str] = []
+        for _codes, texts in reversed(more):
+            value, code = divmod(value, len(texts) + 1)
+            if code:
+                parts.append(texts[code - 1])
+        words.append("; ".join([text for text in (str(base_texts[value]),) if text] + parts[::-1]))
+    result: npt.NDArray[np.object_] = np.array(words, dtype=object)[inverse]
+    return result

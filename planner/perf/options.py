@@ -42,3 +42,7 @@ class ModelOptions:
     def as_kwargs(self) -> dict[str, Any]:
         """The options that are set, as keyword arguments of the estimator."""
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+# The names of the user's evidence, stated once: the faces' flags and form fields, and the façade's keyword options.
+EVIDENCE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ModelOptions))

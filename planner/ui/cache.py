@@ -7,7 +7,7 @@ import streamlit as st
 
 from planner import api
 from planner.cost.rank import RankResult
-from planner.ui.plan_state import PlanForm, rank_arguments
+from planner.ui.plan_state import PlanForm, offer_filters, rank_request
 from planner.ui.workload_inputs import form_workload
 
 
@@ -39,7 +39,7 @@ def cached_rank(form: PlanForm, key: tuple[object, ...], _catalog: pd.DataFrame)
 
     A resource cache: the result is shared read-only between sessions instead of copied on every rerun.
     """
-    return api.rank(form_workload(form), catalog=_catalog, **rank_arguments(form))
+    return api.rank(form_workload(form), request=rank_request(form), catalog=_catalog, **offer_filters(form))
 
 
 @st.cache_data(ttl=300, show_spinner=False)

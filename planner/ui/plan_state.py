@@ -2,7 +2,7 @@
 
 Pure functions (no Streamlit): the page turns ``st.query_params`` into a ``PlanForm`` with ``from_query``,
 writes ``to_query`` back after each submit (both on ``planner.ui.url_form``), and hands the form's workload
-(``planner.ui.workload_inputs.form_workload``) and ``rank_arguments`` to ``planner.api.rank``.
+(``planner.ui.workload_inputs.form_workload``), its ``rank_request`` and ``offer_filters`` to ``planner.api.rank``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.catalog.schema import PROVIDERS
-from planner.cost.request import ORDERS, PRICINGS
+from planner.cost.request import ORDERS, PRICINGS, RankRequest
 from planner.hardware import PRECISIONS
 from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, workload_names
 from planner.ui.url_form import read_query, write_query
@@ -112,18 +112,24 @@ def to_query(form: PlanForm) -> dict[str, str]:
     return write_query(form, DEFAULT, URL_KEYS)
 
 
-def rank_arguments(form: PlanForm) -> dict[str, Any]:
-    """Keyword arguments of ``planner.api.rank`` besides the workload."""
+def rank_request(form: PlanForm) -> RankRequest:
+    """The one RankRequest of the form, handed whole to ``planner.api.rank``; InputError names the field."""
+    return RankRequest(
+        deadline_hours=form.deadline_hours or None,
+        budget_usd=form.budget_usd or None,
+        pricing=form.pricing,
+        max_nodes=form.max_nodes,
+        by=form.by,
+        precision=form.precision,
+    )
+
+
+def offer_filters(form: PlanForm) -> dict[str, Any]:
+    """Which offerings the form asks about, as keyword arguments of ``planner.api.rank``."""
     return {
-        "precision": form.precision,
-        "deadline_hours": form.deadline_hours or None,
-        "budget_usd": form.budget_usd or None,
-        "pricing": form.pricing,
         "provider": list(form.providers) or None,
         "region": list(form.regions) or None,
         "gpu": list(form.gpus) or None,
-        "max_nodes": form.max_nodes,
-        "by": form.by,
         "available_only": form.available_only,
         "max_age_hours": form.max_age_days * 24 or None,
     }

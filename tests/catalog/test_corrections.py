@@ -339,3 +339,24 @@ def test_spot_at_on_demand_is_flagged() -> None:
     assert "spot_at_on_demand" in flags(fixed) and fixed["spot_price_usd_per_hour"] == 4.194
     flagged = [r for r in bundled("aws") if "spot_at_on_demand" in flags(r)]
     assert flagged and all(r["spot_price_usd_per_hour"] for r in flagged)
+
+
+@pytest.mark.parametrize(
+    ("stated", "on_demand", "spot", "settled"),
+    [
+        (None, 2.0, 1.0, "on-demand"),
+        ("on-demand", None, 1.0, "spot-only"),
+        ("on-demand", float("nan"), None, "reservation-only"),
+        ("spot-only", None, None, "reservation-only"),
+        ("spot-only", None, 1.0, "spot-only"),
+        ("reservation-only", None, 1.0, "reservation-only"),
+        ("reservation-only", 3.0, None, "reservation-only"),
+        ("", "", 1.0, "spot-only"),
+    ],
+)
+def test_availability_is_settled_from_the_prices_by_one_rule(
+    stated: str | None, on_demand: object, spot: object, settled: str
+) -> None:
+    from planner.catalog.schema import settled_availability
+
+    assert settled_availability(stated, on_demand, spot) == settled

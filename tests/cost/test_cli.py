@@ -234,3 +234,27 @@ def test_one_price_in_many_regions_is_one_table_row_and_every_region_in_csv_and_
     assert sorted(r["region"] for r in csv.DictReader(io.StringIO(out))) == sorted(regions)
     code, out, _ = cli(*["rank", *JOB, "--provider", "lambda", "--pricing", "on-demand", "--format", "json"])
     assert sorted(r["region"] for r in json.loads(out)["options"]) == sorted(regions)
+
+
+def _long_flags(command: str) -> set[str]:
+    from planner.cli.main import build_command
+
+    return {opt for param in build_command().commands[command].params for opt in param.opts if opt.startswith("--")}
+
+
+def test_rank_and_compare_take_every_request_field_and_evidence_as_the_flag_errors_name() -> None:
+    # Both commands declare the request's option group once (planner.cli.rank_opts.RankFlags): every RankRequest
+    # field a user sets, and the user's evidence, is a flag of each, spelled as planner.cli.main rewords its errors.
+    import dataclasses
+
+    from planner.cli.main import flag_for
+    from planner.cost.request import RankRequest
+    from planner.perf.options import EVIDENCE_FIELDS
+
+    own = {"top", "model", "default_interruption_rate", "spot_warning_hours"}
+    fields = [f.name for f in dataclasses.fields(RankRequest) if f.name not in own] + list(EVIDENCE_FIELDS)
+    for command in ("rank", "compare"):
+        flags = _long_flags(command)
+        assert {flag_for(name, command) for name in fields} <= flags, command
+    assert _long_flags("rank") - _long_flags("compare") == {"--min-gpu-memory", "--top"}
+    assert _long_flags("compare") == _long_flags("rank") - {"--min-gpu-memory", "--top"}

@@ -92,3 +92,18 @@ def test_estimate_and_rank_count_energy_the_same_way() -> None:
     option = result.table.iloc[0]
     per_hour = option["energy_kwh"] / option["time_to_solution_hours"]
     assert per_hour == pytest.approx(one.energy_kwh / one.time_to_solution_hours * provider_pue()["aws"], rel=0.02)
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "work"), [("H100-SXM", 8, 2e9), ("A100-80GB", 16, None), ("L40S", 8, 1e8)])
+def test_the_model_s_node_energy_is_the_one_formula_ranking_uses(gpu: str, gpus: int, work: float | None) -> None:
+    # planner.energy.node_energy_kwh states GPUs x TDP x node factor x hours once; the model's estimate agrees to the
+    # last bit, so the two faces of one number cannot drift apart.
+    from planner import estimate
+    from planner.hardware import gpu_table
+
+    found = estimate("llama-3-8b", gpu, gpus, **({"tokens": work} if work else {}))
+    assert found.energy_kwh is not None and found.time_to_solution_hours is not None
+    expected = energy.node_energy_kwh(
+        gpu_table()[gpu].tdp_w, gpus, found.time_to_solution_hours, energy.node_factor().expected
+    )
+    assert found.energy_kwh == expected

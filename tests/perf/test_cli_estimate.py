@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from conftest import CliRun
 from typer.testing import CliRunner
 
 from planner.cli.main import app
-from planner.cli.workload_opts import WORKLOAD_FLAGS, workload_from_flags
+from planner.cli.workload_opts import UNIT_FLAGS, EvidenceFlags, WorkloadFlags
+from planner.perf.options import EVIDENCE_FIELDS
+from planner.perf.workloads import USER_FIELDS
 
 CONTRACT = {
     "throughput": float,
@@ -177,10 +180,15 @@ def test_bad_input_from_a_real_process(args: list[str], needle: str) -> None:
 
 
 def test_workload_flags_give_the_workload_and_the_users_evidence() -> None:
-    flags = dict.fromkeys(WORKLOAD_FLAGS) | {"seq_len": 2048, "tokens": 1e9, "mode": "lora", "efficiency": 0.3}
-    workload, extra = workload_from_flags("llama-2-7b", flags)
+    workload = WorkloadFlags(seq_len=2048, tokens=1e9, mode="lora").workload("llama-2-7b")
     assert workload.seq_len == 2048 and workload.work == 1e9 and workload.mode == "lora"
-    assert extra == {"efficiency": 0.3}
+    assert EvidenceFlags(efficiency=0.3).options().as_kwargs() == {"efficiency": 0.3}
+
+
+def test_the_workload_flags_are_the_fields_a_user_sets_and_the_evidence_is_the_models_options() -> None:
+    # Each group states a set of names the library states too: a field added there must get its flag here.
+    assert {f.name for f in dataclasses.fields(WorkloadFlags)} == {*USER_FIELDS, "tokens", *UNIT_FLAGS}
+    assert tuple(f.name for f in dataclasses.fields(EvidenceFlags)) == EVIDENCE_FIELDS
 
 
 def test_a_configuration_that_does_not_fit_has_no_numbers_in_json() -> None:
