@@ -72,7 +72,8 @@ def number_in(cell: str) -> float | None:
     if text.lower() in MISSING:
         return None
     found = _NUMBER.match(text)
-    if found is None:
+    # A unit may follow after a space ("97 %"); anything glued to the number ("5O") is not a number.
+    if found is None or not (found.end() == len(text) or text[found.end()].isspace()):
         raise ValueError(f"{text[:30]!r} is not a number")
     value = float(found.group())
     return value if math.isfinite(value) else None
