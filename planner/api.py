@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from planner.perf.model import Estimate
     from planner.perf.workloads import Workload
     from planner.refresh import RefreshReport
+    from planner.runlogs.calibrate import Calibration
 
 
 # What ``estimate`` and ``rank`` take about the workload itself, named in their "not an argument here" line.
@@ -336,7 +337,8 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
 
     ``options``: workload fields (``tokens``/``images``/``sequences`` or ``work``, ``seq_len``, ``global_batch``,
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
-    own evidence (``measured`` with ``measured_on``, or ``efficiency``).
+    own evidence (``measured`` with ``measured_on``, or ``efficiency``), or ``profile`` (a calibration profile or its
+    file, from ``calibrate``), which gives the measured pair.
     """
     from planner.hardware import GpuSpec, lookup
     from planner.perf.model import estimate as _estimate
@@ -350,9 +352,18 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     fields, rest = split_options(options)
     job = resolve_workload(workload, **fields)
     shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
-    model = ModelOptions(**_take(rest, ("measured", "measured_on", "efficiency")))
+    profile = rest.pop("profile", None)
+    evidence = _take(rest, ("measured", "measured_on", "efficiency"))
+    if profile is not None:
+        from planner.runlogs.profile import profile_evidence
+
+        if evidence:
+            raise InputError("cannot be given with a profile, which sets them", field=sorted(evidence)[0])
+        evidence = profile_evidence(profile, job.name, precision)
+    model = ModelOptions(**evidence)
     _refuse_unknown(
-        rest, (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
+        rest,
+        (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", "profile", *model.__dataclass_fields__),
     )
     result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
     # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
@@ -502,6 +513,72 @@ def compare(
         return closest_miss(again, constraints.get("deadline_hours"), constraints.get("budget_usd"))
 
     return best_of_each(result, choices, key, str(constraints.get("pricing", "both")), why)
+
+
+def calibrate(
+    logs: str | Path | Sequence[Any] = (),
+    *,
+    workload: str | None = None,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    throughput: float | None = None,
+    precision: str = "bf16",
+    profile: Any = None,
+    price_usd_per_gpu_hour: float | None = None,
+    log_format: str | None = None,
+    interval_s: float | None = None,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+    **workload_fields: Any,
+) -> Calibration:
+    """A run's logs (GPU metrics and training logs; paths or ``LogSource`` objects) as a utilisation report, a
+    calibration profile and right-sizing advice with its cost (``.report``, ``.profile``, ``.advice``).
+
+    ``throughput`` (the workload's unit per second, all GPUs) replaces the training logs' figure; ``profile`` (a
+    profile or its file) adds this run to its earlier runs. Without ``price_usd_per_gpu_hour`` each GPU's cheapest
+    catalog offering prices the advice. ``workload_fields`` (``seq_len``, ``global_batch`` ...) shape the workload.
+    """
+    from planner.errors import PlannerError
+    from planner.runlogs.calibrate import calibrate as _calibrate
+    from planner.runlogs.lines import LogSource
+    from planner.runlogs.profile import Profile
+
+    items = [logs] if isinstance(logs, str | Path | LogSource) else list(logs)
+    sources = [item if isinstance(item, LogSource) else LogSource.from_path(item) for item in items]
+    if not sources and throughput is None:
+        raise InputError("needs at least one log, or the measured throughput", field="log")
+    earlier = []
+    if profile is not None:
+        loaded = profile if isinstance(profile, Profile) else Profile.load(profile)
+        if workload is not None and loaded.workload.lower() != workload.strip().lower():
+            raise InputError(f"is of {loaded.workload}, not {workload}", field="profile")
+        workload = workload or loaded.workload
+        workload_fields = {**loaded.workload_fields, **workload_fields}
+        earlier = loaded.runs_as_input()
+    prices: dict[str, float] = {}
+    notes: list[str] = []
+    if price_usd_per_gpu_hour is None:
+        try:
+            frame = offers(catalog=catalog, store=store)
+            cheapest = frame.groupby("gpu")["price_per_gpu_usd_per_hour"].min()
+            prices = {str(name): float(value) for name, value in cheapest.items() if value == value and value > 0}
+        except PlannerError as exc:
+            notes.append(f"no catalog prices ({exc}): the advice has no dollars")
+    result = _calibrate(
+        sources,
+        workload=workload,
+        gpu=gpu,
+        gpus=gpus,
+        throughput=checks.optional_number("throughput", throughput),
+        precision=str(precision).strip().lower(),
+        workload_fields=workload_fields,
+        runs=earlier,
+        price_usd_per_gpu_hour=checks.optional_number("price_usd_per_gpu_hour", price_usd_per_gpu_hour),
+        prices_usd_per_gpu_hour=prices,
+        log_format=log_format,
+        interval_s=checks.optional_number("interval_s", interval_s),
+    )
+    return replace(result, notes=(*result.notes, *notes)) if notes else result
 
 
 def refresh(

@@ -33,6 +33,10 @@ from planner.cli.workload_opts import (
 from planner.errors import InputError
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
+ProfileOpt = Annotated[
+    Path | None,
+    typer.Option("--profile", help="A calibration profile (gpuplan calibrate -o FILE): the job's measured speed."),
+]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
 
 # Rows of the human view: (label, field).
@@ -117,6 +121,7 @@ def estimate(
     measured: MeasuredOpt = None,
     measured_on: MeasuredOnOpt = None,
     efficiency: EfficiencyOpt = None,
+    profile: ProfileOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -136,6 +141,7 @@ def estimate(
         gpus_per_node=gpus_per_node,
         interconnect=interconnect,
         network_gbps=network_gbps,
+        **({"profile": profile} if profile is not None else {}),
         **extra,
     )
     report.emit(render_estimate(result.to_dict(), fmt), output)

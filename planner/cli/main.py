@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 import typer.main
 
-from planner.cli import catalog, estimate, rank, refresh
+from planner.cli import calibrate, catalog, estimate, rank, refresh
 from planner.errors import LIBRARY_CALLS, InputError, PlannerError
 
 app = typer.Typer(
@@ -45,7 +45,7 @@ def _options(
     """Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?"""
 
 
-for module in (catalog, estimate, rank, refresh):
+for module in (catalog, estimate, rank, refresh, calibrate):
     module.register(app, catalog_app)
 
 
@@ -76,6 +76,9 @@ FIELD_FLAGS: dict[str, str] = {
     "sequences": "--tokens",
     "samples": "--tokens",
     "workload": "--workload",
+    "log": "LOG",
+    "price_usd_per_gpu_hour": "--price",
+    "interval_s": "--interval",
     "default_interruption_rate": "--default-interruption-rate",
     "interruption_rate_per_node_hour": "--interruption-rate",
 }

@@ -194,6 +194,9 @@ def calibrate(
             price = prices_usd_per_gpu_hour.get(gpu_id)
         if price is None:
             notes.append("no price for this GPU: the advice has no dollars (give price_usd_per_gpu_hour)")
+        else:
+            given = "as given" if price_usd_per_gpu_hour is not None else "the cheapest catalog offering"
+            notes.append(f"priced at ${price:.2f} per GPU-hour ({given})")
         speed_on = None
         if workload is not None and count:
             evidence = profile.estimate_options() if profile else {}

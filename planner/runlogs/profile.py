@@ -159,7 +159,11 @@ def fit_profile(
         from planner.perf.model import estimate
 
         estimator = estimate
+    from planner.perf.workloads import resolve_workload
+
     fields = dict(workload_fields or {})
+    # The preset's own name (any case given), which an estimate of the same workload carries.
+    name = resolve_workload(workload, **fields).name
     modelled = []
     for run in runs:
         result = estimator(workload, run.gpu, run.gpus, precision, **fields)
@@ -181,7 +185,7 @@ def fit_profile(
     # One run: its own figure, so the estimate on its GPUs gives it back; several: the fitted factor on the first.
     throughput = runs[0].throughput if len(runs) == 1 else factor * first_model
     return Profile(
-        workload=workload,
+        workload=name,
         precision=precision,
         gpu=first_gpu,
         gpus=runs[0].gpus,
@@ -192,3 +196,23 @@ def fit_profile(
         workload_fields=fields,
         created=today or datetime.now(UTC).date().isoformat(),
     )
+
+
+def profile_evidence(profile: Profile | Path | str, workload_name: str, precision: str) -> dict[str, Any]:
+    """A profile (or its file) as ``measured``/``measured_on`` for an estimate of ``workload_name`` at ``precision``.
+
+    The measured figure is in the profiled workload's unit and precision: another workload or precision is an
+    InputError rather than a silently wrong rescale.
+    """
+    loaded = profile if isinstance(profile, Profile) else Profile.load(profile)
+    if loaded.workload.strip().lower() != workload_name.strip().lower():
+        raise InputError(
+            f"is of {loaded.workload}, not {workload_name}: calibrate this workload, or estimate {loaded.workload}",
+            field="profile",
+        )
+    if loaded.precision != str(precision).strip().lower():
+        raise InputError(
+            f"was measured in {loaded.precision}; estimate in {loaded.precision} or calibrate a {precision} run",
+            field="profile",
+        )
+    return loaded.estimate_options()
