@@ -216,6 +216,10 @@ DMON_COLUMNS = {
 }
 
 
+_POSITION = {name: index for index, name in enumerate(GpuSample._fields)}
+_EMPTY = (None,) * (len(GpuSample._fields) - 2)
+
+
 def looks_like_dcgmi_dmon(head: str) -> bool:
     return bool(re.search(r"^#\s*Entity\b", head, re.MULTILINE))
 
@@ -223,6 +227,7 @@ def looks_like_dcgmi_dmon(head: str) -> bool:
 def read_dcgmi_dmon(lines: Iterable[tuple[int, str]], info: LogInfo, interval_s: float = 1.0) -> Iterator[GpuSample]:
     """Samples of ``dcgmi dmon`` output (see the module docstring); other entities (NVSwitches, MIG) are skipped."""
     columns: list[str] | None = None
+    slots: list[tuple[int, int]] = []
     seen: set[str] = set()
     rounds = 0
     for number, line in lines:
@@ -231,6 +236,8 @@ def read_dcgmi_dmon(lines: Iterable[tuple[int, str]], info: LogInfo, interval_s:
             continue
         if stripped.startswith("#"):
             columns = stripped.lstrip("#").split()[1:]  # the first word is "Entity"
+            # (GpuSample position, word position in a row) of each column read; a row is "GPU <id> values...".
+            slots = [(_POSITION[DMON_COLUMNS[name]], 2 + i) for i, name in enumerate(columns) if name in DMON_COLUMNS]
             continue
         words = stripped.split()
         if words[0] != "GPU":
@@ -244,12 +251,10 @@ def read_dcgmi_dmon(lines: Iterable[tuple[int, str]], info: LogInfo, interval_s:
             rounds += 1
             seen.clear()
         seen.add(gpu)
-        values: dict[str, float | str | None] = {"gpu": gpu, "time_s": rounds * interval_s}
+        row: list[float | str | None] = [rounds * interval_s, gpu, *_EMPTY]
         try:
-            for name, cell in zip(columns, words[2:], strict=True):
-                target = DMON_COLUMNS.get(name)
-                if target is not None:
-                    values[target] = number_in(cell)
+            for slot, column in slots:
+                row[slot] = number_in(words[column])
         except ValueError as exc:
             raise bad_line(info.name, number, str(exc)) from None
-        yield _sample(values)
+        yield GpuSample(*row)  # type: ignore[arg-type]
