@@ -403,14 +403,16 @@ def rank(
     filters it with the catalog's one filter, then ranks with ``planner.cost.rank.rank``, which does no I/O.
     ``options`` are RankRequest fields (``deadline_hours``, ``budget_usd``, ``pricing``, ``max_nodes``, ``by``,
     ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
-    the user's evidence (``measured``/``measured_on``, ``efficiency``). ``available_only`` keeps offerings whose
-    cloud reported capacity at the last refresh. ``catalog`` replaces the stored catalog and ``estimator`` the
-    performance model.
+    the user's evidence (``measured``/``measured_on``, ``efficiency``, or ``profile``: a calibration profile or its
+    file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``catalog`` replaces
+    the stored catalog and ``estimator`` the performance model.
     """
     from planner.cost.rank import rank as _rank
     from planner.perf.workloads import resolve_workload, split_options
 
     fields, rest = split_options(options)
+    if "profile" in rest:
+        rest, request = _with_profile(workload, fields, rest, request)
     if request is None:
         request, rest = RankRequest.from_options(rest)
     elif not isinstance(request, RankRequest):
@@ -457,6 +459,26 @@ def rank(
             *stale_warnings(ages),
         ],
     )
+
+
+def _with_profile(
+    workload: str | Workload, fields: dict[str, Any], rest: dict[str, Any], request: RankRequest | None
+) -> tuple[dict[str, Any], RankRequest | None]:
+    """A calibration profile (``profile=``) as the measured pair it holds: in ``rest``, or in ``request``'s model."""
+    from planner.perf.options import ModelOptions
+    from planner.perf.workloads import resolve_workload
+    from planner.runlogs.profile import profile_evidence
+
+    rest = dict(rest)
+    profile = rest.pop("profile")
+    given = sorted({"measured", "measured_on", "efficiency"} & set(rest))
+    if given or (isinstance(request, RankRequest) and request.model.as_kwargs()):
+        raise InputError("cannot be given with a profile, which sets them", field=given[0] if given else "request")
+    precision = request.precision if isinstance(request, RankRequest) else rest.get("precision", "bf16")
+    evidence = profile_evidence(profile, resolve_workload(workload, **fields).name, str(precision))
+    if isinstance(request, RankRequest):
+        return rest, replace(request, model=ModelOptions(**evidence))
+    return {**rest, **evidence}, request
 
 
 def _default_estimator() -> Estimator:

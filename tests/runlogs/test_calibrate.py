@@ -123,3 +123,35 @@ def test_idle_and_underused_advice_carry_their_share_of_the_cost() -> None:
     found = {item.kind: item for item in advise(report, gpu=None, price_usd_per_gpu_hour=2.0)}
     assert found["idle"].cost_usd == pytest.approx(1.0)
     assert found["underused"].cost_usd == pytest.approx(0.55 * 2.0)
+
+
+def test_the_library_prices_advice_from_the_catalogs_cheapest_offering() -> None:
+    import pandas as pd
+    from factories import make_offer
+
+    import planner
+
+    one_gpu = {"gpu_count": 1.0, "interconnect": "pcie", "spot_price_usd_per_hour": None, "spot_interruption": None}
+    catalog = pd.DataFrame(
+        [
+            make_offer(instance_type="g2-standard-8", gpu="L4", gpu_memory_gib=24, price_usd_per_hour=0.8, **one_gpu),
+            make_offer(instance_type="g2-big", gpu="L4", gpu_memory_gib=24, price_usd_per_hour=1.1, **one_gpu),
+            make_offer(instance_type="g4dn.xlarge", gpu="T4", gpu_memory_gib=16, price_usd_per_hour=0.5, **one_gpu),
+        ]
+    )
+    result = planner.calibrate(DATA / "nvidia_smi_nounits.csv", catalog=catalog)
+    assert "priced at $0.80 per GPU-hour (the cheapest catalog offering)" in result.notes
+    found = {item.kind: item for item in result.advice}
+    # 9.2 GiB peak (+10%) fits the T4's 16 GiB: without a workload, at the same speed, $0.5 instead of $0.8 an hour.
+    hours = result.report.node.hours  # type: ignore[union-attr]
+    assert "T4" in found["smaller-gpu"].text
+    assert found["smaller-gpu"].cost_usd == pytest.approx(hours * 0.3)
+    assert found["underused"].cost_usd == pytest.approx((1 - result.report.node.busy_share) * hours * 0.8)  # type: ignore[union-attr,operator]
+
+
+def test_the_library_needs_a_log_or_a_figure() -> None:
+    import planner
+
+    with pytest.raises(InputError) as caught:
+        planner.calibrate([])
+    assert caught.value.field == "log"

@@ -71,3 +71,30 @@ def test_a_run_needs_a_positive_throughput() -> None:
         Run("H100", 8, 0.0)
     with pytest.raises(InputError, match="at least one run"):
         fit_profile(JOB, [])
+
+
+def test_rank_and_compare_take_a_profile_as_the_measured_pair(tmp_path: Path) -> None:
+    import pandas as pd
+    from factories import make_offer
+
+    from planner.api import compare, rank
+    from planner.cost.request import RankRequest
+
+    catalog = pd.DataFrame([make_offer(), make_offer(instance_type="p4d.24xlarge", gpu="A100-40GB", gpu_memory_gib=40)])
+    profile = fit_profile(JOB, [Run("H100", 8, 60_000.0)])
+    path = profile.save(tmp_path / "p.json")
+    measured = rank(JOB, tokens=1e10, catalog=catalog, measured=profile.throughput, measured_on=profile.measured_on)
+    for given in (profile, path, str(path)):
+        result = rank(JOB, tokens=1e10, catalog=catalog, profile=given)
+        assert result.table["cost_usd"].tolist() == measured.table["cost_usd"].tolist()
+    plain = rank(JOB, tokens=1e10, catalog=catalog)
+    assert result.table["cost_usd"].tolist() != plain.table["cost_usd"].tolist()
+    with_request = rank(JOB, tokens=1e10, catalog=catalog, profile=profile, request=RankRequest(top=None))
+    assert with_request.table["cost_usd"].tolist() == measured.table["cost_usd"].tolist()
+    side_by_side = compare(JOB, gpus=["H100", "A100-40GB"], tokens=1e10, catalog=catalog, profile=profile)
+    again = compare(JOB, gpus=["H100", "A100-40GB"], tokens=1e10, catalog=catalog, **profile.estimate_options())
+    assert side_by_side.table["cost_usd"].tolist() == again.table["cost_usd"].tolist()
+    with pytest.raises(InputError, match="cannot be given with a profile"):
+        rank(JOB, catalog=catalog, profile=profile, efficiency=0.3)
+    with pytest.raises(InputError, match="measured in bf16"):
+        rank(JOB, catalog=catalog, profile=profile, precision="fp8")
