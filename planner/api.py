@@ -561,22 +561,13 @@ def calibrate(
     catalog offering prices the advice. ``workload_fields`` (``seq_len``, ``global_batch`` ...) shape the workload.
     """
     from planner.errors import PlannerError
+    from planner.runlogs.calibrate import as_sources, earlier_runs
     from planner.runlogs.calibrate import calibrate as _calibrate
-    from planner.runlogs.lines import LogSource
-    from planner.runlogs.profile import Profile
 
-    items = [logs] if isinstance(logs, str | Path | LogSource) else list(logs)
-    sources = [item if isinstance(item, LogSource) else LogSource.from_path(item) for item in items]
+    sources = as_sources(logs)
     if not sources and throughput is None:
         raise InputError("needs at least one log, or the measured throughput", field="log")
-    earlier = []
-    if profile is not None:
-        loaded = profile if isinstance(profile, Profile) else Profile.load(profile)
-        if workload is not None and loaded.workload.lower() != workload.strip().lower():
-            raise InputError(f"is of {loaded.workload}, not {workload}", field="profile")
-        workload = workload or loaded.workload
-        workload_fields = {**loaded.workload_fields, **workload_fields}
-        earlier = loaded.runs_as_input()
+    workload, workload_fields, earlier = earlier_runs(profile, workload, workload_fields)
     prices: dict[str, float] = {}
     notes: list[str] = []
     if price_usd_per_gpu_hour is None:

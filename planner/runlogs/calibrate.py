@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError, UnknownGpuError
 from planner.hardware import lookup
 from planner.runlogs.advice import Advice, advise
 from planner.runlogs.gpu_readers import GpuSample, LogInfo
+from planner.runlogs.lines import LogSource
 from planner.runlogs.profile import Estimator, Profile, Run, fit_profile
 from planner.runlogs.readers import check_format, gpu_samples, is_gpu_format, training_log
 from planner.runlogs.report import UtilisationAccumulator, UtilisationReport
@@ -63,6 +65,24 @@ class Calibration:
         }
 
 
+def as_sources(logs: Any) -> list[LogSource]:
+    """One log or a list of them (paths, or LogSource objects such as the app's uploads) as LogSources."""
+    items = [logs] if isinstance(logs, str | Path | LogSource) else list(logs)
+    return [item if isinstance(item, LogSource) else LogSource.from_path(item) for item in items]
+
+
+def earlier_runs(
+    profile: Profile | Path | str | None, workload: str | None, fields: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any], list[Run]]:
+    """(workload, workload fields, runs) of an earlier profile of this job, to fit this run with; as given without."""
+    if profile is None:
+        return workload, dict(fields), []
+    loaded = profile if isinstance(profile, Profile) else Profile.load(profile)
+    if workload is not None and loaded.workload.lower() != workload.strip().lower():
+        raise InputError(f"is of {loaded.workload}, not {workload}", field="profile")
+    return workload or loaded.workload, {**loaded.workload_fields, **fields}, loaded.runs_as_input()
+
+
 def _labelled(samples: Iterator[GpuSample], prefix: str) -> Iterator[GpuSample]:
     for sample in samples:
         yield sample._replace(gpu=f"{prefix}/{sample.gpu}")
@@ -75,15 +95,15 @@ def read_logs(
     accumulator: UtilisationAccumulator | None = None
     training: list[TrainingLog] = []
     models: set[str] = set()
-    gpu_logs = [source for source in sources if is_gpu_format(check_format(log_format, source))]
-    for source in sources:
-        fmt = check_format(log_format, source)
+    formats = [(source, check_format(log_format, source)) for source in sources]
+    gpu_logs = sum(is_gpu_format(fmt) for _, fmt in formats)
+    for source, fmt in formats:
         if is_gpu_format(fmt):
             accumulator = accumulator or UtilisationAccumulator()
             info = LogInfo(source.name)
             samples = gpu_samples(source, fmt, info, interval_s)
             # GPUs of several logs (nodes) keep apart: each is named by its log.
-            accumulator.add_all(_labelled(samples, source.name) if len(gpu_logs) > 1 else samples)
+            accumulator.add_all(_labelled(samples, source.name) if gpu_logs > 1 else samples)
             models |= info.models
         else:
             training.append(training_log(source, fmt))

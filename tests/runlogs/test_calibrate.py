@@ -155,3 +155,10 @@ def test_the_library_needs_a_log_or_a_figure() -> None:
     with pytest.raises(InputError) as caught:
         planner.calibrate([])
     assert caught.value.field == "log"
+
+
+def test_gpus_of_several_metrics_logs_keep_apart() -> None:
+    result = calibrate(logs("dcgmi_dmon.txt", "dcgm_exporter.prom"), gpu="H100")
+    assert [usage.gpu for usage in result.report.gpus] == [  # type: ignore[union-attr]
+        "dcgm_exporter.prom/0", "dcgm_exporter.prom/1", "dcgmi_dmon.txt/0", "dcgmi_dmon.txt/1",
+    ]  # fmt: skip
