@@ -9,6 +9,7 @@ import typer
 
 from planner.cli.workload_opts import GlobalBatchOpt, PrecisionOpt, SeqLenOpt
 from planner.errors import InputError
+from planner.runlogs.readers import FORMATS
 
 # The per-GPU rows of the table view: (label, column).
 GPU_COLUMNS = (
@@ -58,7 +59,8 @@ def calibrate(
         float | None, typer.Option("--price", help="USD per GPU-hour (default: the cheapest catalog offering).")
     ] = None,
     log_format: Annotated[
-        str | None, typer.Option("--log-format", help="Read every LOG as this format instead of sniffing it.")
+        str | None,
+        typer.Option("--log-format", help=f"Read every LOG as this format instead of sniffing: {', '.join(FORMATS)}."),
     ] = None,
     interval: Annotated[
         float | None, typer.Option("--interval", help="Seconds between samples of logs without clock times.")

@@ -136,7 +136,11 @@ class UtilisationReport:
         if parts:
             lines.append("; ".join(parts))
         if node.memory_peak_gib is not None:
-            total = f" of {node.memory_total_gib:.0f} GiB" if node.memory_total_gib else ""
+            total = (
+                f" of {node.memory_total_gib:.0f} GiB, {node.memory_total_gib - node.memory_peak_gib:.1f} GiB headroom"
+                if node.memory_total_gib
+                else ""
+            )
             lines.append(f"peak memory {node.memory_peak_gib:.1f} GiB{total} (highest GPU)")
         if node.power_mean_w is not None:
             tdp = f" of the {self.tdp_w:.0f} W TDP ({node.power_share_of_tdp:.0%})" if node.power_share_of_tdp else ""
