@@ -155,6 +155,7 @@ def read_dcgm_prometheus(
 ) -> Iterator[GpuSample]:
     """Samples of saved DCGM exporter scrapes (see the module docstring); metrics it does not use are skipped."""
     scrape: dict[str, dict[str, float | str | None]] = {}
+    label_sets: dict[str | None, tuple[str, dict[str, str]]] = {}
     moment: float | None = None
     scrapes = 0
     for number, line in lines:
@@ -167,8 +168,14 @@ def read_dcgm_prometheus(
         target = DCGM_METRICS.get(metric)
         if target is None:
             continue
-        tags = dict(_PROM_LABEL.findall(labels or ""))
-        gpu = tags.get("gpu", tags.get("device", "0").removeprefix("nvidia"))
+        known = label_sets.get(labels)
+        if known is None:
+            # Each GPU's label set repeats every scrape: parse it once (a bounded cache).
+            if len(label_sets) > 4096:
+                label_sets.clear()
+            tags = dict(_PROM_LABEL.findall(labels or ""))
+            known = label_sets[labels] = (tags.get("gpu", tags.get("device", "0").removeprefix("nvidia")), tags)
+        gpu, tags = known
         when = int(stamp) / 1000.0 if stamp else None
         # A new scrape: a later timestamp, or (without timestamps) a GPU's metric seen again.
         if scrape and ((when is not None and when != moment) or (when is None and target in scrape.get(gpu, {}))):
