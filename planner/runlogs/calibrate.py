@@ -187,7 +187,9 @@ def calibrate(
     fields = dict(workload_fields or {})
     job = resolve_workload(workload, **fields) if workload else None
     measured = throughput
-    if measured is None and training and job is not None and count:
+    if measured is None and training and job is not None:
+        if not count:
+            raise InputError("is needed to calibrate: no GPU metrics log shows how many GPUs ran", field="gpus")
         converted = []
         for log in training:
             if log.rate is not None:
@@ -202,8 +204,10 @@ def calibrate(
             notes.append("give the workload to turn this run's throughput into a profile")
     elif measured is None:
         notes.append("no throughput: give a training log with samples or tokens per second, or the measured figure")
-    elif gpu_id is None or not count:
-        raise InputError("is needed to calibrate: the logs do not name the GPU model (and count)", field="gpu")
+    elif gpu_id is None:
+        raise InputError("is needed to calibrate: the logs do not name the GPU model", field="gpu")
+    elif not count:
+        raise InputError("is needed to calibrate: no GPU metrics log shows how many GPUs ran", field="gpus")
     else:
         run = Run(gpu_id, count, measured, tuple(s.name for s in sources))
         profile = fit_profile(workload, [*runs, run], precision=precision, workload_fields=fields, estimator=estimator)

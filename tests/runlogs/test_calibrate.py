@@ -162,3 +162,11 @@ def test_gpus_of_several_metrics_logs_keep_apart() -> None:
     assert [usage.gpu for usage in result.report.gpus] == [  # type: ignore[union-attr]
         "dcgm_exporter.prom/0", "dcgm_exporter.prom/1", "dcgmi_dmon.txt/0", "dcgmi_dmon.txt/1",
     ]  # fmt: skip
+
+
+def test_a_training_log_alone_needs_the_gpu_and_its_count() -> None:
+    with pytest.raises(InputError) as caught:
+        calibrate(logs("megatron.log"), workload="llama-2-7b", gpu="H100")
+    assert caught.value.field == "gpus"
+    result = calibrate(logs("megatron.log"), workload="llama-2-7b", gpu="H100", gpus=16)
+    assert result.report is None and result.profile is not None and result.advice == ()
