@@ -16,6 +16,7 @@ navigation = st.navigation(
         st.Page(PAGES / "plan.py", title="Plan a training run", default=True),  # served at /
         st.Page(PAGES / "estimate.py", title="Estimate", url_path="estimate"),
         st.Page(PAGES / "catalog.py", title="Catalog", url_path="catalog"),
+        st.Page(PAGES / "runs.py", title="Your runs", url_path="runs"),
     ]
 )
 navigation.run()

@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "estimate": "planner.api",
     "rank": "planner.api",
     "compare": "planner.api",
+    "calibrate": "planner.api",
     "hardware_table": "planner.api",
     "resolve_gpu": "planner.hardware",
     "gpu_table": "planner.hardware",
@@ -60,6 +61,7 @@ __all__ = [
     "UnknownGpuError",
     "Workload",
     "__version__",
+    "calibrate",
     "catalog_history",
     "catalog_status",
     "compare",
@@ -77,6 +79,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from planner.api import (
+        calibrate,
         catalog_history,
         catalog_status,
         compare,

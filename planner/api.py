@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from planner.perf.model import Estimate
     from planner.perf.workloads import Workload
     from planner.refresh import RefreshReport
+    from planner.runlogs.calibrate import Calibration
 
 
 # What ``estimate`` and ``rank`` take about the workload itself, named in their "not an argument here" line.
@@ -386,7 +387,8 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
 
     ``options``: workload fields (``tokens``/``images``/``sequences`` or ``work``, ``seq_len``, ``global_batch``,
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
-    own evidence (``measured`` with ``measured_on``, or ``efficiency``).
+    own evidence (``measured`` with ``measured_on``, or ``efficiency``), or ``profile`` (a calibration profile or its
+    file, from ``calibrate``), which gives the measured pair.
     """
     from planner.hardware import GpuSpec, lookup
     from planner.perf.model import estimate as _estimate
@@ -400,9 +402,18 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     fields, rest = split_options(options)
     job = resolve_workload(workload, **fields)
     shape = {name: rest.pop(name) for name in ("gpus_per_node", "interconnect", "network_gbps") if name in rest}
-    model = ModelOptions(**_take(rest, EVIDENCE_FIELDS))
+    profile = rest.pop("profile", None)
+    evidence = _take(rest, EVIDENCE_FIELDS)
+    if profile is not None:
+        from planner.runlogs.profile import profile_evidence
+
+        if evidence:
+            raise InputError("cannot be given with a profile, which sets them", field=sorted(evidence)[0])
+        evidence = profile_evidence(profile, job.name, precision)
+    model = ModelOptions(**evidence)
     _refuse_unknown(
-        rest, (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
+        rest,
+        (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", "profile", *model.__dataclass_fields__),
     )
     result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
     # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
@@ -449,14 +460,16 @@ def rank(
     filters it with the catalog's one filter, then ranks with ``planner.cost.rank.rank``, which does no I/O.
     ``options`` are RankRequest fields (``deadline_hours``, ``budget_usd``, ``pricing``, ``max_nodes``, ``by``,
     ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
-    the user's evidence (``measured``/``measured_on``, ``efficiency``). ``available_only`` keeps offerings whose
-    cloud reported capacity at the last refresh. ``catalog`` replaces the stored catalog and ``estimator`` the
-    performance model.
+    the user's evidence (``measured``/``measured_on``, ``efficiency``, or ``profile``: a calibration profile or its
+    file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``catalog`` replaces
+    the stored catalog and ``estimator`` the performance model.
     """
     from planner.cost.rank import rank as _rank
     from planner.perf.workloads import resolve_workload, split_options
 
     fields, rest = split_options(options)
+    if "profile" in rest:
+        rest, request = _with_profile(workload, fields, rest, request)
     request, rest = _request(request, rest)
     _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), *EVIDENCE_FIELDS, *RANK_ARGUMENTS))
     job = resolve_workload(workload, **fields)
@@ -534,6 +547,26 @@ def _request(request: RankRequest | None, options: dict[str, Any]) -> tuple[Rank
     return request, options
 
 
+def _with_profile(
+    workload: str | Workload, fields: dict[str, Any], rest: dict[str, Any], request: RankRequest | None
+) -> tuple[dict[str, Any], RankRequest | None]:
+    """A calibration profile (``profile=``) as the measured pair it holds: in ``rest``, or in ``request``'s model."""
+    from planner.perf.options import ModelOptions
+    from planner.perf.workloads import resolve_workload
+    from planner.runlogs.profile import profile_evidence
+
+    rest = dict(rest)
+    profile = rest.pop("profile")
+    given = sorted(set(EVIDENCE_FIELDS) & set(rest))
+    if given or (isinstance(request, RankRequest) and request.model.as_kwargs()):
+        raise InputError("cannot be given with a profile, which sets them", field=given[0] if given else "request")
+    precision = request.precision if isinstance(request, RankRequest) else rest.get("precision", "bf16")
+    evidence = profile_evidence(profile, resolve_workload(workload, **fields).name, str(precision))
+    if isinstance(request, RankRequest):
+        return rest, replace(request, model=ModelOptions(**evidence))
+    return {**rest, **evidence}, request
+
+
 def _default_estimator() -> Estimator:
     from planner.perf.model import estimate as model_estimate
 
@@ -595,6 +628,63 @@ def compare(
         return closest_miss(again, asked.deadline_hours, asked.budget_usd)
 
     return best_of_each(result, choices, key, asked.pricing, why)
+
+
+def calibrate(
+    logs: str | Path | Sequence[Any] = (),
+    *,
+    workload: str | None = None,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    throughput: float | None = None,
+    precision: str = "bf16",
+    profile: Any = None,
+    price_usd_per_gpu_hour: float | None = None,
+    log_format: str | None = None,
+    interval_s: float | None = None,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+    **workload_fields: Any,
+) -> Calibration:
+    """A run's logs (GPU metrics and training logs; paths or ``LogSource`` objects) as a utilisation report, a
+    calibration profile and right-sizing advice with its cost (``.report``, ``.profile``, ``.advice``).
+
+    ``throughput`` (the workload's unit per second, all GPUs) replaces the training logs' figure; ``profile`` (a
+    profile or its file) adds this run to its earlier runs. Without ``price_usd_per_gpu_hour`` each GPU's cheapest
+    catalog offering prices the advice. ``workload_fields`` (``seq_len``, ``global_batch`` ...) shape the workload.
+    """
+    from planner.errors import PlannerError
+    from planner.runlogs.calibrate import as_sources, earlier_runs
+    from planner.runlogs.calibrate import calibrate as _calibrate
+
+    sources = as_sources(logs)
+    if not sources and throughput is None:
+        raise InputError("needs at least one log, or the measured throughput", field="log")
+    workload, workload_fields, earlier = earlier_runs(profile, workload, workload_fields)
+    prices: dict[str, float] = {}
+    notes: list[str] = []
+    if price_usd_per_gpu_hour is None:
+        try:
+            frame = offers(catalog=catalog, store=store)
+            cheapest = frame.groupby("gpu")["price_per_gpu_usd_per_hour"].min()
+            prices = {str(name): float(value) for name, value in cheapest.items() if value == value and value > 0}
+        except PlannerError as exc:
+            notes.append(f"no catalog prices ({exc}): the advice has no dollars")
+    result = _calibrate(
+        sources,
+        workload=workload,
+        gpu=gpu,
+        gpus=gpus,
+        throughput=checks.optional_number("throughput", throughput),
+        precision=str(precision).strip().lower(),
+        workload_fields=workload_fields,
+        runs=earlier,
+        price_usd_per_gpu_hour=checks.optional_number("price_usd_per_gpu_hour", price_usd_per_gpu_hour),
+        prices_usd_per_gpu_hour=prices,
+        log_format=log_format,
+        interval_s=checks.optional_number("interval_s", interval_s),
+    )
+    return replace(result, notes=(*result.notes, *notes)) if notes else result
 
 
 def refresh(

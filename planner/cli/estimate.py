@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from planner.cli.groups import with_groups
-from planner.cli.workload_opts import EvidenceFlags, PrecisionOpt, WorkloadFlags, WorkloadOpt
+from planner.cli.workload_opts import EvidenceFlags, PrecisionOpt, ProfileOpt, WorkloadFlags, WorkloadOpt
 from planner.errors import InputError
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
@@ -82,6 +82,7 @@ def estimate(
         float | None, typer.Option("--network-gbps", help="Network per node between nodes, in Gbps.")
     ] = None,
     evidence: EvidenceFlags,
+    profile: ProfileOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -102,6 +103,7 @@ def estimate(
         interconnect=interconnect,
         network_gbps=network_gbps,
         **evidence.options().as_kwargs(),
+        **({"profile": profile} if profile is not None else {}),
     )
     report.emit(render_estimate(result.to_dict(), fmt), output)
 

@@ -21,7 +21,7 @@ from planner.errors import InputError, PlannerError
 HELP = "Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?"
 # The modules that add commands (each has ``register(app, catalog_app)``), and which a top-level command needs: a run
 # imports only those (`gpuplan rank` need not load the refresh machinery); --help or an unknown word loads them all.
-MODULES = ("catalog", "estimate", "rank", "refresh")
+MODULES = ("catalog", "estimate", "rank", "refresh", "calibrate")
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "rank": ("rank",),
     "compare": ("rank",),
@@ -29,6 +29,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "gpus": ("catalog",),
     "offers": ("catalog",),
     "catalog": ("catalog", "refresh"),
+    "calibrate": ("calibrate",),
 }
 
 
@@ -112,6 +113,9 @@ FIELD_FLAGS: dict[str, str] = {
     "max_age_hours": "--max-age",
     "work": "--tokens",
     "workload": "--workload",
+    "log": "LOG",
+    "price_usd_per_gpu_hour": "--price",
+    "interval_s": "--interval",
     "default_interruption_rate": "--default-interruption-rate",
     "interruption_rate_per_node_hour": "--interruption-rate",
     "time_limit_s": "--time-limit",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,7 +16,7 @@ import typer
 from planner import checks
 from planner.cli.groups import with_groups
 from planner.cli.rank_opts import OutputFlags, RankFlags, WhereFlags
-from planner.cli.workload_opts import WorkloadFlags, WorkloadOpt
+from planner.cli.workload_opts import ProfileOpt, WorkloadFlags, WorkloadOpt
 from planner.cost.result import SPOT_FLOOR_NOTE, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -180,6 +181,11 @@ def _finish(
         raise typer.Exit(1)
 
 
+def _profile(profile: Path | None) -> dict[str, Any]:
+    """The library keyword of --profile, when given."""
+    return {"profile": profile} if profile is not None else {}
+
+
 @with_groups
 def rank(
     *,
@@ -192,6 +198,7 @@ def rank(
     instance: Annotated[list[str] | None, typer.Option("--instance", "-i", help="Only these instance types.")] = None,
     min_gpu_memory: MinMemoryOpt = None,
     top: TopOpt = None,
+    profile: ProfileOpt = None,
     job: WorkloadFlags,
     out: OutputFlags,
 ) -> None:
@@ -209,7 +216,13 @@ def rank(
 
     def ranked(asked: RankRequest) -> RankResult:
         return api_rank(
-            built, request=asked, gpu=gpu, instance_type=instance, min_gpu_memory_gib=min_gpu_memory, **where.filters()
+            built,
+            request=asked,
+            gpu=gpu,
+            instance_type=instance,
+            min_gpu_memory_gib=min_gpu_memory,
+            **where.filters(),
+            **_profile(profile),
         )
 
     result = ranked(request)
@@ -258,6 +271,7 @@ def compare(
     ] = None,
     asked: RankFlags,
     where: WhereFlags,
+    profile: ProfileOpt = None,
     job: WorkloadFlags,
     out: OutputFlags,
 ) -> None:
@@ -269,7 +283,14 @@ def compare(
     report.check_format(out.fmt)
     built = job.workload(workload)
     request = asked.request()
-    result = api_compare(built, gpus=gpu or [], instance_types=instance or [], request=request, **where.filters())
+    result = api_compare(
+        built,
+        gpus=gpu or [],
+        instance_types=instance or [],
+        request=request,
+        **where.filters(),
+        **({"profile": profile} if profile is not None else {}),
+    )
     wide_view = tuple(c for c in COMPARE_COLUMNS if c not in HIDDEN_IN_TABLE)
     # A choice without an option says why; the compact view shows only that (the options' own notes are --wide's).
     table = result.table

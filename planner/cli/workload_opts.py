@@ -6,6 +6,7 @@ A command takes them as two option groups (planner.cli.groups): ``WorkloadFlags`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -66,6 +67,10 @@ TrainableShareOpt = Annotated[
         help="LoRA: the share of the parameters the adapters train, e.g. 0.0065 for PEFT's 'trainable%: 0.65'; "
         "default 0.01.",
     ),
+]
+ProfileOpt = Annotated[
+    Path | None,
+    typer.Option("--profile", help="A calibration profile (gpuplan calibrate -o FILE): the job's measured speed."),
 ]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
 MeasuredOpt = Annotated[
