@@ -97,3 +97,22 @@ def test_estimate_refuses_a_profile_of_another_workload_or_with_measured(cli: Cl
     args = ("estimate", "-w", "llama-2-7b", "-g", "H100", "--profile", str(profile), "--efficiency", "0.3")
     code, _, err = cli(*args)
     assert code == 2 and "--efficiency cannot be given with a profile" in err
+
+
+@pytest.mark.parametrize("command", ["rank", "compare"])
+def test_rank_and_compare_take_the_profile(cli: CliRun, tmp_path: Path, command: str) -> None:
+    """A profile moves rank's and compare's times by its factor, as it moves estimate's."""
+    profile = tmp_path / "job.json"
+    made = cli("calibrate", "-w", "llama-2-7b", "-g", "H100", "-n", "8", "--throughput", "30000", "-o", str(profile))
+    assert made[0] == 0, made[2]
+    factor = json.loads(profile.read_text())["factor"]
+    ask = [command, "-w", "llama-2-7b", "--tokens", "1e9", "-g", "H100", "--pricing", "on-demand", "-f", "json"]
+    code, plain, err = cli(*ask)
+    assert code == 0, err
+    code, calibrated, err = cli(*ask, "--profile", str(profile))
+    assert code == 0, err
+    before, after = json.loads(plain)["options"][0], json.loads(calibrated)["options"][0]
+    assert factor != pytest.approx(1.0, abs=0.05)
+    # Time to solution is the work over the throughput (plus fixed start-up): it moves against the factor.
+    assert after["time_to_solution_hours"] != pytest.approx(before["time_to_solution_hours"], rel=0.01)
+    assert (after["time_to_solution_hours"] < before["time_to_solution_hours"]) == (factor > 1)
