@@ -30,7 +30,8 @@ ensure_venv() {
   echo "installing gpu-planner ($target) into .venv ..." >&2
   "$py" -m pip install --quiet --disable-pip-version-check --upgrade "pip>=25.1"
   if [ "$target" = app ]; then
-    "$py" -m pip install --quiet --disable-pip-version-check -e ".[app]"
+    # Every cloud's extra too: the app's own environment can then refresh its prices (gpuplan catalog refresh).
+    "$py" -m pip install --quiet --disable-pip-version-check -e ".[all]"
   else
     "$py" -m pip install --quiet --disable-pip-version-check -e ".[all]" --group dev
   fi

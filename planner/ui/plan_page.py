@@ -7,6 +7,8 @@ page comes from planner.api and planner.report; the page only lays them out.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -15,7 +17,7 @@ import streamlit as st
 from planner import report
 from planner.cost.rank import RankResult
 from planner.cost.result import caveat_marks, caveats, price_age_text
-from planner.errors import PlannerError
+from planner.errors import LIBRARY_CALLS, PlannerError
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
 from planner.ui.cache import cached_catalog, cached_rank, cached_status, catalog_key
 from planner.ui.messages import error_text
@@ -61,6 +63,13 @@ COLUMN_CONFIG = {
     "cost_high_usd": st.column_config.NumberColumn("high $", format="%,.0f"),
     "expected_interruptions": st.column_config.NumberColumn("interruptions", format="%.2f"),
 }
+
+
+def in_app_words(text: str) -> str:
+    """A library message for the app's reader: the refresh call named as the command of the app's own environment
+    (the one `bash scripts/dev.sh app` installed), which a reader can paste into a shell."""
+    command = f"`{Path(sys.executable).with_name('gpuplan')} catalog refresh`"
+    return text.replace(LIBRARY_CALLS["refresh"], command)
 
 
 def markdown_text(text: str) -> str:
@@ -221,7 +230,11 @@ def _headline(result: RankResult, form: PlanForm) -> None:
     option: dict[str, Any] = {str(k): v for k, v in best.items()}
     figures = report.option_headline(option)
     words, sentences = caveats(best)
-    what = f"{best['provider']} {best['instance_type']} in {best['region']}, {best['pricing']}: {figures['gpus']}"
+    pricing = str(best["pricing"])
+    if pricing == "spot" and float(best["expected_interruptions"]) >= 1:
+        # Reclaims priced in but many: said where the answer stands, not only in the figures below it.
+        pricing += f" with {float(best['expected_interruptions']):,.0f} interruptions expected"
+    what = f"{best['provider']} {best['instance_type']} in {best['region']}, {pricing}: {figures['gpus']}"
     said = "".join(f", {word.upper()}" for word in words)
     lines = [f"**Best option ({form.by}){said}:** {markdown_text(what)}"]
     details = [*sentences, *filter(None, [price_age_text(best)])]
@@ -309,7 +322,9 @@ def render_plan_page() -> None:
     if not result.empty:
         _headline(result, form)
     # Warnings (stale prices, a cloud left out for want of a capacity figure) go in one box; other notes as captions.
-    warnings = [m.removeprefix(report.WARNING_PREFIX) for m in result.notes if m.startswith(report.WARNING_PREFIX)]
+    warnings = [
+        in_app_words(m.removeprefix(report.WARNING_PREFIX)) for m in result.notes if m.startswith(report.WARNING_PREFIX)
+    ]
     if warnings:
         st.warning(markdown_text("; ".join(warnings)))
     st.caption(_price_ages())

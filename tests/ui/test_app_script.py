@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -448,3 +449,25 @@ def test_a_price_age_limit_refuses_older_prices_as_the_cli_does(fixture_catalog:
     app.number_input(key="plan.max_age_days").set_value(3650.0)
     app.button[0].click().run()
     assert not app.error and app.success
+
+
+def test_a_spot_headline_names_its_expected_interruptions_and_stale_prices_name_the_command(
+    isolated_store: Path, no_bundled_catalog: Path, clear_app_caches: None
+) -> None:
+    """The headline of a long spot run says how often it will be stopped where the answer stands, and the stale-price
+    warning names the command that refreshes, not a library call."""
+    with CatalogStore(seed=False) as store:
+        store.write_snapshot(
+            "aws",
+            [make_offer(spot_price_usd_per_hour=20.0, as_of="2026-01-01T00:00:00+00:00")],
+            source="fixture",
+            as_of="2026-01-01T00:00:00+00:00",
+        )
+    app = _app()
+    app.query_params["work"] = "3e11"  # a long run: several reclaims expected
+    app = app.run()  # type: ignore[attr-defined]
+    assert not app.exception, app.exception
+    headline = _unescaped(app.success[0].value or app.warning[0].value)
+    assert re.search(r"spot with [\d,]+ interruptions expected: ", headline), headline
+    stale = [_unescaped(w.value) for w in app.warning if "prices older than" in w.value]
+    assert stale and re.search(r"`\S*gpuplan catalog refresh` updates them", stale[0]), stale
