@@ -415,7 +415,12 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
         rest,
         (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", "profile", *model.__dataclass_fields__),
     )
-    result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    try:
+        result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    except InputError as exc:
+        if profile is None or exc.field not in EVIDENCE_FIELDS:
+            raise
+        raise InputError(f"{profile}: its measurement, {exc.detail}", field="profile") from None
     # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
     caveats = [note.removeprefix(WARNING_PREFIX) for note in tuned_stack_notes(job.stack, [result.gpu])]
     return replace(result, assumptions=[*caveats, *result.assumptions]) if caveats else result

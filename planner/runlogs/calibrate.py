@@ -9,6 +9,7 @@ from typing import Any
 
 from planner.errors import InputError, UnknownGpuError
 from planner.hardware import lookup
+from planner.perf.options import EVIDENCE_FIELDS
 from planner.runlogs.advice import Advice, advise
 from planner.runlogs.gpu_readers import GpuSample, LogInfo
 from planner.runlogs.lines import LogSource
@@ -210,7 +211,22 @@ def calibrate(
         raise InputError("is needed to calibrate: no GPU metrics log shows how many GPUs ran", field="gpus")
     else:
         run = Run(gpu_id, count, measured, tuple(s.name for s in sources))
-        profile = fit_profile(workload, [*runs, run], precision=precision, workload_fields=fields, estimator=estimator)
+        try:
+            profile = fit_profile(
+                workload, [*runs, run], precision=precision, workload_fields=fields, estimator=estimator
+            )
+            # The model's physical check of the measurement (above the GPUs' peak?) runs here, not first when the
+            # profile is used.
+            estimator(workload, gpu_id, count, precision, **fields, **profile.estimate_options())
+        except InputError as exc:
+            if exc.field not in EVIDENCE_FIELDS:
+                raise
+            # The model's check of a measurement names `measured`, which a calibrate user never typed: name where
+            # the figure came from, the given throughput or the training logs.
+            if throughput is not None:
+                raise InputError(exc.detail, field="throughput") from None
+            logs = ", ".join(log.source for log in training) or "the logs"
+            raise InputError(f"{logs}: the throughput read, {exc.detail}", field="log") from None
     advice: tuple[Advice, ...] = ()
     if report is not None:
         price = price_usd_per_gpu_hour

@@ -116,3 +116,22 @@ def test_rank_and_compare_take_the_profile(cli: CliRun, tmp_path: Path, command:
     # Time to solution is the work over the throughput (plus fixed start-up): it moves against the factor.
     assert after["time_to_solution_hours"] != pytest.approx(before["time_to_solution_hours"], rel=0.01)
     assert (after["time_to_solution_hours"] < before["time_to_solution_hours"]) == (factor > 1)
+
+
+def test_an_impossible_measurement_is_refused_by_the_input_it_came_from(cli: CliRun, tmp_path: Path) -> None:
+    """The model's check of a measurement names `--measured`, which no calibrate user typed: it names --throughput,
+    the log the figure was read from, or the profile that holds it."""
+    fast = ["-w", "llama-3-8b", "-g", "H100", "-n", "2"]
+    code, _, err = cli("calibrate", *fast, "--throughput", "191988", "-o", str(tmp_path / "p.json"))
+    assert code == 2 and err.startswith("error: --throughput 191988 tokens/s on 2x H100-SXM would be MFU"), err
+    assert not (tmp_path / "p.json").exists()
+    logs = [str(DATA / "dcgm_exporter.prom"), str(DATA / "trainer_state.json")]
+    code, _, err = cli("calibrate", *logs, "-w", "llama-3-8b")
+    assert code == 2 and err.startswith("error: LOG trainer_state.json: the throughput read, "), err
+    written = tmp_path / "written.json"  # a profile made by hand, or by an older calibrate
+    assert cli("calibrate", *fast, "--throughput", "9000", "-o", str(written))[0] == 0
+    saved = json.loads(written.read_text())
+    written.write_text(json.dumps({**saved, "throughput": 191988.0, "runs": [
+        {**run, "measured": 191988.0} for run in saved["runs"]]}))  # fmt: skip
+    code, _, err = cli("estimate", *fast, "--profile", str(written))
+    assert code == 2 and err.startswith(f"error: --profile {written}: its measurement, 191988 tokens/s"), err
