@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from planner.cost.result import RankResult
     from planner.perf.model import Estimate
+    from planner.perf.params import PerfParams
     from planner.perf.workloads import Workload
     from planner.refresh import RefreshReport
 
@@ -331,12 +332,21 @@ def hardware_table() -> pd.DataFrame:
     return pd.DataFrame(rows).rename(columns={"id": "gpu"})
 
 
-def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str = "bf16", **options: Any) -> Estimate:
+def estimate(
+    workload: str | Workload,
+    gpu: str,
+    gpus: int = 1,
+    precision: str = "bf16",
+    *,
+    perf_params: PerfParams | None = None,
+    **options: Any,
+) -> Estimate:
     """Throughput, time to solution, memory fit, MFU and energy of ``workload`` on ``gpus`` x ``gpu``.
 
     ``options``: workload fields (``tokens``/``images``/``sequences`` or ``work``, ``seq_len``, ``global_batch``,
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
-    own evidence (``measured`` with ``measured_on``, or ``efficiency``).
+    own evidence (``measured`` with ``measured_on``, or ``efficiency``). ``perf_params``: the model's fitted
+    coefficients (``planner.perf.params.PerfParams``), the bundled fit unless given.
     """
     from planner.hardware import GpuSpec, lookup
     from planner.perf.model import estimate as _estimate
@@ -354,7 +364,7 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
     _refuse_unknown(
         rest, (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", *model.__dataclass_fields__)
     )
-    result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+    result = _estimate(job, gpu, gpus, precision, perf_params=perf_params, **shape, **model.as_kwargs())
     # Estimate has no notes of its own: the caveat leads its assumptions, which every face shows.
     caveats = [note.removeprefix(WARNING_PREFIX) for note in tuned_stack_notes(job.stack, [result.gpu])]
     return replace(result, assumptions=[*caveats, *result.assumptions]) if caveats else result
