@@ -21,8 +21,8 @@ from planner import checks
 from planner.errors import InputError, UnknownGpuError
 from planner.hardware import INTERCONNECTS, PRECISIONS, GpuSpec, lookup, resolve_gpu
 from planner.perf import notes as words
-from planner.perf.figures import Setup, figures, model_rates
 from planner.perf.ceilings import sustained_matmul
+from planner.perf.figures import Setup, figures, model_rates
 from planner.perf.layout import MAX_GPUS, choose, min_gpus_to_fit
 from planner.perf.links import default_interconnect, default_network_gbps, nvlink_domain
 from planner.perf.memory import GIB, trained_params

@@ -151,7 +151,7 @@ def sample_time(
     # activations fewer times: a share of the element-wise HBM traffic remains.
     speedup = memory_speedup = 1.0
     if wl.stack == "tuned" and wl.kind == "encoder":
-        # NVIDIA's BERT recipe has its own pair, solved on its MLPerf runs (``calibration.solve_tuned_encoder``; no
+        # NVIDIA's BERT recipe has its own pair, solved on its MLPerf runs (``perflab.solve_tuned_encoder``; no
         # benchmark row runs it): its traffic, and its matmul rate, measured in BF16 (in FP32 and TF32 the typical
         # stack's).
         mem_bytes *= fam.get("tuned_encoder_memory_relative", 1.0)

@@ -8,38 +8,34 @@ from typing import Any
 # Fitted coefficients: (section, key, lower bound, upper bound). Everything else in perf_params.json is fixed.
 FITTED: tuple[tuple[str, str, float, float], ...] = (
     # At most the reference GPU's measured share of its peak (A100 SXM: 271.2 of 312 TFLOP/s, data/gpu_ceilings.csv):
-    # a large GEMM then runs at, never above, each GPU's measured matmul ceiling. Bounded at 0.95 the fit took 0.899,
-    # 3.5% above the ceiling on every GPU.
+    # a large GEMM then runs at, never above, each GPU's measured matmul ceiling.
     ("transformer", "peak_efficiency", 0.2, 0.869),
     ("transformer", "hidden_half", 1.0, 4000.0),
     ("transformer", "tokens_half", 1.0, 8000.0),
     ("transformer", "bytes_per_activation", 1.0, 400.0),
-    # Only Lambda's BERT runs (eager attention, 384-token sequences) inform it; the fit lands at 21.1, next to the
-    # 22 passes of the op count (PRIORS).
+    # Only Lambda's BERT runs (eager attention, 384-token sequences) inform it; the op count's 22 passes are its
+    # prior (PRIORS).
     ("transformer", "score_passes", 4.0, 40.0),
     ("transformer", "tf32_relative", 0.2, 1.5),
     ("transformer", "fp32_relative", 0.2, 1.5),
     ("transformer", "fp8_relative", 0.3, 1.0),
     ("transformer", "vector_flops_per_flop", 1e-5, 0.1),
     # Attention kernels do not outrun the dense GEMMs of the linear layers (unbounded, a source without long
-    # sequences sent it to 1.5 and over-predicted MosaicML's 16k-65k-token runs by 40-70%).
+    # sequences sent it above 1 and over-predicted MosaicML's 16k-65k-token runs).
     ("transformer", "attention_relative", 0.1, 1.0),
     ("transformer", "tuned_speedup", 1.0, 2.0),
     ("transformer", "tuned_tp_exposed", 0.01, 1.0),
     ("transformer", "tuned_fp8_relative", 0.3, 1.0),
     ("transformer", "tuned_memory_relative", 0.2, 1.0),
     # In real FLOPs (2 per multiply-add): the convolutions' efficiency before the roofline derate
-    # 1 / (1 + ridge point / balance_half). Until typical-stack convolutions on Hopper paid the Ampere-kernel toll
-    # (model.AMPERE_KERNELS_AFTER_ADA) the fit sat on this bound and put TF32 at 1.67 of FP16's share of the peak; it
-    # lands at 1.44 now, TF32 at 1.00. Capping them at the measured ceiling on every GPU was tried earlier: the joint
-    # fit moved the shared comm overlap from 0.37 to 0.45 (Lambda's multi-GPU CNN rows), the transformer coefficients
-    # with it, and the in-sample error from 6.29% to 6.39%; each fit took five times longer and it was left out.
+    # 1 / (1 + ridge point / balance_half). Capping them at the measured ceiling on every GPU was tried and left out:
+    # the joint fit then moved the shared comm overlap (Lambda's multi-GPU CNN rows) and the transformer coefficients
+    # with it, for no better error, at five times the fitting time (docs/model-history.md).
     ("cnn", "peak_efficiency", 0.1, 1.9),
     # Everything a convolution net runs on the CUDA cores, per tensor-core FLOP: batch norm, ReLU and the optimizer,
     # and the non-tensor instruction stream of the convolution kernels themselves (address arithmetic, layout
-    # transforms, epilogues). An effective share, not an op count: capped at 0.075 it sat on the bound and the model
-    # missed the workstation and GeForce cards (twice the FP32 lanes per SM) by 14-28%; free, it lands near 0.20
-    # and the cross-GPU ratio error of ResNet-50, leave-one-GPU-out, falls from 12.5% to 9.3% (bench/accuracy.py).
+    # transforms, epilogues). An effective share, not an op count: a tight cap left the model missing the workstation
+    # and GeForce cards (twice the FP32 lanes per SM).
     ("cnn", "vector_flops_per_flop", 5e-6, 0.5),
     ("cnn", "balance_half", 10.0, 1e5),
     ("cnn", "batch_half", 0.1, 256.0),
@@ -60,8 +56,8 @@ SCALE_OUT = (("comm", "overlap"), ("comm", "loss_per_node_doubling"))
 # (FP8-only, or one GPU) from sending them to a bound.
 TUNED_PRIOR_WEIGHT = 0.3
 # Coefficients that only some sources identify get the same firmer pull. FlashAttention's share of the GEMM rate
-# matters only where sequences are long (MosaicML's runs up to 65k tokens): held out, the rest sent it from 0.64 to 0.86
-# and over-predicted MosaicML by 10%.
+# matters only where sequences are long (MosaicML's runs up to 65k tokens): held out, the other sources alone sent it
+# too high (docs/model-history.md).
 FIRM_PRIORS: dict[tuple[str, str], float] = {("transformer", "attention_relative"): TUNED_PRIOR_WEIGHT}
 
 # Physically motivated starting values (and the priors the fit is weakly pulled towards).
