@@ -164,7 +164,7 @@ def estimate(
     network_gbps = checks.optional_number("network_gbps", network_gbps)
     # The same checks as every other entry point (one wording): ModelOptions validates the user's evidence.
     ModelOptions(measured=measured, measured_on=measured_on, efficiency=efficiency)
-    cached = _estimate(
+    question = _Question(
         wl,
         spec,
         gpus,
@@ -176,25 +176,34 @@ def estimate(
         None if measured_on is None else str(measured_on),
         None if efficiency is None else float(efficiency),
         gpu_note,
-        perf_params or default_params(),
     )
+    cached = _estimate(question, perf_params or default_params())
     # Results are cached: hand out copies of the mutable parts so a caller cannot change the cache.
     return replace(cached, assumptions=list(cached.assumptions), parallelism=dict(cached.parallelism))
 
 
-def _setup(
-    wl: Workload,
-    spec: GpuSpec,
-    gpus: int,
-    precision: str,
-    gpus_per_node: int | None,
-    interconnect: str | None,
-    network_gbps: float | None,
-    notes: list[str],
-    fitted: PerfParams,
-) -> Setup:
+@dataclass(frozen=True)
+class _Question:
+    """What ``estimate`` was asked, checked: the key its answers are cached under (with the parameters)."""
+
+    wl: Workload
+    spec: GpuSpec
+    gpus: int
+    precision: str
+    gpus_per_node: int | None = None
+    interconnect: str | None = None
+    network_gbps: float | None = None
+    measured: float | None = None
+    measured_on: str | None = None
+    efficiency: float | None = None
+    gpu_note: str | None = None
+
+
+def _setup(question: _Question, notes: list[str], fitted: PerfParams) -> Setup:
     """Where the job runs: the precision after fallbacks, GPUs per node, links and network (notes on fallbacks)."""
-    prec = _check_precision(spec, precision, notes, wl)
+    wl, spec, gpus = question.wl, question.spec, question.gpus
+    gpus_per_node, interconnect, network_gbps = question.gpus_per_node, question.interconnect, question.network_gbps
+    prec = _check_precision(spec, question.precision, notes, wl)
     per_node = min(gpus_per_node or min(gpus, nvlink_domain(spec)), gpus)
     link = interconnect or default_interconnect(spec)
     if link in ("nvswitch", "nvlink") and not spec.nvlink_gbps:
@@ -213,22 +222,12 @@ def _setup(
 
 
 @lru_cache(maxsize=4096)
-def _estimate(
-    wl: Workload,
-    spec: GpuSpec,
-    gpus: int,
-    precision: str,
-    gpus_per_node: int | None,
-    interconnect: str | None,
-    network_gbps: float | None,
-    measured: float | None,
-    measured_on: str | None,
-    efficiency: float | None,
-    gpu_note: str | None,
-    fitted: PerfParams,
-) -> Estimate:
-    notes: list[str] = [gpu_note] if gpu_note else []
-    setup = _setup(wl, spec, gpus, precision, gpus_per_node, interconnect, network_gbps, notes, fitted)
+def _estimate(question: _Question, fitted: PerfParams) -> Estimate:
+    """The answer: where the job runs, the layout chosen, its numbers (``figures``), then its words (``notes``)."""
+    wl, spec, gpus = question.wl, question.spec, question.gpus
+    measured, measured_on, efficiency = question.measured, question.measured_on, question.efficiency
+    notes: list[str] = [question.gpu_note] if question.gpu_note else []
+    setup = _setup(question, notes, fitted)
     choice = choose(
         wl, spec, setup.precision, gpus, setup.gpus_per_node, setup.interconnect, setup.network_gbps, fitted
     )
@@ -238,7 +237,7 @@ def _estimate(
         scale = efficiency / model_mfu
         notes.append(words.efficiency_note(efficiency, model_mfu))
     elif measured is not None and measured_on is not None:
-        scale = _measured_scale(wl, precision, measured, measured_on, notes, fitted)
+        scale = _measured_scale(wl, question.precision, measured, measured_on, notes, fitted)
     numbers = figures(wl, spec, setup, choice, scale, measured is not None or efficiency is not None, fitted)
     calibration_note = words.calibration_note(spec, wl, setup.precision, numbers)
     if calibration_note is not None:
@@ -302,7 +301,7 @@ def _measured_scale(
 ) -> float:
     """The user's measurement over the model's rate for the same job where it was measured (a note says so)."""
     ref_spec, ref_gpus = _parse_measured_on(measured_on)
-    reference = _estimate(wl, ref_spec, ref_gpus, precision, None, None, None, None, None, None, None, fitted)
+    reference = _estimate(_Question(wl, ref_spec, ref_gpus, precision), fitted)
     if reference.throughput is None:
         raise InputError(
             f"{measured_on}: the workload does not fit there ({reference.why_not_fits}), so a measurement on it "

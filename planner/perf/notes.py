@@ -124,12 +124,14 @@ def _sharding_text(plan: Plan) -> str:
 
 
 def efficiency_note(efficiency: float, model_mfu: float) -> str:
+    """The user's MFU replacing the model's."""
     return f"utilisation set by the user: MFU {efficiency:.0%} (the model predicted {model_mfu:.0%})"
 
 
 def rescale_note(
     measured: float, wl: Workload, ref_gpus: int, ref_spec: GpuSpec, reference_throughput: float, scale: float
 ) -> str:
+    """The user's measurement rescaling the model's rate through its ratio between the two configurations."""
     return (
         f"rescaled by the user's measurement {measured:g} {wl.throughput_unit} on {ref_gpus}x {ref_spec.id} "
         f"(model: {reference_throughput:.4g}; factor {scale:.2f})"
