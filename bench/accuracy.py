@@ -32,14 +32,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from planner.perf import calibration
-from planner.perf.calibration import Benchmark, Errors, Predicted
-from planner.perf.model import perf_params
+import perflab
+from perflab import Benchmark, Errors, Predicted
+
+from planner.perf.params import default_params
 
 
 def _errors(rows: Sequence[Benchmark], predictions: dict[int, float], keep: Callable[[Benchmark], bool]) -> Errors:
-    return Errors.of([calibration.ape(p, rows[i].throughput_total) for i, p in predictions.items() if keep(rows[i])])
+    return Errors.of([perflab.ape(p, rows[i].throughput_total) for i, p in predictions.items() if keep(rows[i])])
 
 
 def _cell(errors: Errors) -> str:
@@ -165,7 +167,7 @@ def _coverage(
     return f"{100.0 * inside / len(members):5.1f}% {len(members):4d}"
 
 
-# Thinning vTrain's 1,440-row sweep for the fits (calibration.thinned) would make this run three times faster, but
+# Thinning vTrain's 1,440-row sweep for the fits (perflab.thinned) would make this run three times faster, but
 # it moves the held-out figures by several points (the joint fit lands elsewhere): every row is fitted.
 FIT_CAP: int | None = None
 
@@ -183,7 +185,7 @@ def _ratio_after_oracle(
     for indices in members.values():
         factor = statistics.median(rows[i].throughput_total / predictions[i] for i in indices)
         rescaled.update({i: predictions[i] * factor for i in indices})
-    return statistics.median(calibration.ratio_errors(rows, rescaled))
+    return statistics.median(perflab.ratio_errors(rows, rescaled))
 
 
 def _architecture(row: Benchmark) -> str:
@@ -192,26 +194,26 @@ def _architecture(row: Benchmark) -> str:
 
 def main() -> None:
     started = time.perf_counter()
-    rows = calibration.load_benchmarks()
-    bundled = perf_params()
+    rows = perflab.load_benchmarks()
+    bundled = default_params().to_dict()
     # Cross-validation refits from the priors, never from the bundled (already fitted) coefficients.
-    in_sample = dict(enumerate(calibration.predict_with(bundled, rows)))
-    in_sample_est = {i: calibration.predict_through_estimate(row) for i, row in enumerate(rows)}
-    cv_gpu = calibration.cross_validate_both(
-        rows, calibration.PRIORS, lambda row: row.gpu.id, bundled, fit_cap=FIT_CAP, auto_recompute=True
+    in_sample = dict(enumerate(perflab.predict_with(bundled, rows)))
+    in_sample_est = {i: perflab.predict_through_estimate(row) for i, row in enumerate(rows)}
+    cv_gpu = perflab.cross_validate_both(
+        rows, perflab.PRIORS, lambda row: row.gpu.id, bundled, fit_cap=FIT_CAP, auto_recompute=True
     )
-    cv_source = calibration.cross_validate_both(
-        rows, calibration.PRIORS, lambda row: row.source_name, bundled, fit_cap=FIT_CAP, auto_recompute=True
+    cv_source = perflab.cross_validate_both(
+        rows, perflab.PRIORS, lambda row: row.source_name, bundled, fit_cap=FIT_CAP, auto_recompute=True
     )
-    cv_arch = calibration.cross_validate_both(
-        rows, calibration.PRIORS, _architecture, bundled, fit_cap=FIT_CAP, auto_recompute=True
+    cv_arch = perflab.cross_validate_both(
+        rows, perflab.PRIORS, _architecture, bundled, fit_cap=FIT_CAP, auto_recompute=True
     )
     # 10-fold CV grouped by job (every GPU and GPU count of one job lands in the same fold): stricter than
     # row-level k-fold, since no measurement of a held-out job is ever seen in training.
-    cv_fold = calibration.cross_validate_both(
+    cv_fold = perflab.cross_validate_both(
         rows,
-        calibration.PRIORS,
-        lambda row: str(zlib.crc32(repr(calibration.config_key(row)).encode()) % 10),
+        perflab.PRIORS,
+        lambda row: str(zlib.crc32(repr(perflab.config_key(row)).encode()) % 10),
         bundled,
         fit_cap=FIT_CAP,
     )
@@ -220,10 +222,10 @@ def main() -> None:
     by_arch, est_arch = cv_arch.layout, cv_arch.through
     by_fold, est_fold = cv_fold.layout, cv_fold.through
     groups: list[tuple[str, Callable[[Benchmark], bool]]] = [
-        (family, _family_filter(family)) for family in calibration.FAMILIES
+        (family, _family_filter(family)) for family in perflab.FAMILIES
     ]
     groups.append(("overall", _everything))
-    jobs = calibration.fastest_layout_per_job(rows)
+    jobs = perflab.fastest_layout_per_job(rows)
     sources, gpus = len({r.source_name for r in rows}), len({r.gpu.id for r in rows})
 
     # ---- 1. through estimate()
@@ -272,7 +274,7 @@ def main() -> None:
     ratio_by_family: dict[str, Errors] = {}
     for name, keep in groups:
         kept = {i: p for i, p in through["leave-GPU-out"][0].items() if keep(rows[i])}
-        ratio_by_family[name] = Errors.of(calibration.ratio_errors(rows, kept))
+        ratio_by_family[name] = Errors.of(perflab.ratio_errors(rows, kept))
         cover = " | ".join(_coverage(rows, preds, jobs, keep) for preds in (est_source, est_gpu, est_arch))
         print(f"{name:10s} | ratio {_cell(ratio_by_family[name])} | coverage {cover}")
     held_gpu_jobs = through["leave-GPU-out"][0]
@@ -292,8 +294,8 @@ def main() -> None:
     print()
 
     # ---- 2. on the published layouts
-    base_gpu = calibration.baseline_predictions(rows, lambda row: row.gpu.id)
-    base_source = calibration.baseline_predictions(rows, lambda row: row.source_name)
+    base_gpu = perflab.baseline_predictions(rows, lambda row: row.gpu.id)
+    base_source = perflab.baseline_predictions(rows, lambda row: row.source_name)
     columns = {
         "in-sample": in_sample,
         "10-fold by job": by_fold,
@@ -311,8 +313,8 @@ def main() -> None:
     print()
     print("ratio error between GPUs for the same job (leave-one-GPU-out predictions vs baseline): median mean count")
     for name, keep in groups:
-        model_ratio = Errors.of(calibration.ratio_errors(rows, {i: p for i, p in by_gpu.items() if keep(rows[i])}))
-        base_ratio = Errors.of(calibration.ratio_errors(rows, {i: p for i, p in base_gpu.items() if keep(rows[i])}))
+        model_ratio = Errors.of(perflab.ratio_errors(rows, {i: p for i, p in by_gpu.items() if keep(rows[i])}))
+        base_ratio = Errors.of(perflab.ratio_errors(rows, {i: p for i, p in base_gpu.items() if keep(rows[i])}))
         print(f"{name:10s} | model {_cell(model_ratio)} | baseline {_cell(base_ratio)}")
     print()
     print("per held-out GPU (leave-one-GPU-out): median APE on layouts | through estimate (rows | jobs)")
@@ -336,7 +338,7 @@ def main() -> None:
 
     # ---- targets
     held_source = through["leave-source-out"][0]
-    family_loso = {f: _errors(rows, held_source, _family_filter(f)).median for f in calibration.FAMILIES}
+    family_loso = {f: _errors(rows, held_source, _family_filter(f)).median for f in perflab.FAMILIES}
     overall_loso = _errors(rows, held_source, _everything).median
     ratio = ratio_by_family["overall"].median
     inside = [

@@ -1,7 +1,7 @@
 """How well board power bounds a GPU's matmul ceiling: each measured ceiling predicted from its peers.
 
 A GPU with no matmul measurement of its own (the A10, the RTX 6000 Ada, the Quadro RTX cards, the H100 NVL, the RTX
-PRO 4500) gets ``model.power_bound``: its board power times the best FP16/BF16 TFLOP/s per watt measured on a GPU of
+PRO 4500) gets ``ceilings.power_bound``: its board power times the best FP16/BF16 TFLOP/s per watt measured on a GPU of
 the same architecture and memory family. This script holds out every GPU that has a measurement, with the rows copied
 from it (the same silicon), asks ``power_bound`` for it from the rest, and prints the bound over the measurement:
 
@@ -26,12 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.hardware import gpu_table
-from planner.perf import model
+from planner.perf import ceilings
 
 
 def _copies(gpu: str) -> frozenset[str]:
     """The GPU and the GPUs whose ceiling row repeats its measurement (same silicon)."""
-    table = model.matmul_ceilings()
+    table = ceilings.matmul_ceilings()
     value = table.get((gpu, "bf16")) or table.get((gpu, "fp16"))
     return frozenset(
         other for other in gpu_table() if (table.get((other, "bf16")) or table.get((other, "fp16"))) == value
@@ -42,14 +42,14 @@ def main() -> None:
     specs = gpu_table()
     measured = {
         gpu: value
-        for (gpu, precision), value in model.matmul_ceilings().items()
+        for (gpu, precision), value in ceilings.matmul_ceilings().items()
         if precision in ("bf16", "fp16") and gpu in specs
     }
-    reference_spec = specs[model.REFERENCE_GPU]
-    reference = (model.measured_ceiling(reference_spec, "bf16") or 0.0) / reference_spec.peak_tflops("bf16")
+    reference_spec = specs[ceilings.REFERENCE_GPU]
+    reference = (ceilings.measured_ceiling(reference_spec, "bf16") or 0.0) / reference_spec.peak_tflops("bf16")
     print("Each measured FP16/BF16 matmul ceiling against the power bound from its peers (itself and its copies out);")
     print(
-        f"a GPU under the {model.REFERENCE_GPU}'s share of its peak ({reference:.0%}) is held back by power and "
+        f"a GPU under the {ceilings.REFERENCE_GPU}'s share of its peak ({reference:.0%}) is held back by power and "
         "tests it"
     )
     print(f"{'GPU':20s} {'W':>5s} {'measured':>9s} {'share':>6s} {'bound':>8s} {'bound/meas':>10s}  peer")
@@ -61,7 +61,7 @@ def main() -> None:
             continue
         seen.add(group)
         spec = specs[gpu]
-        bound = model.power_bound(spec, exclude=group)
+        bound = ceilings.power_bound(spec, exclude=group)
         share = value / spec.peak_tflops("bf16")
         if bound is None:
             print(
@@ -80,24 +80,26 @@ def main() -> None:
     print()
     print("GPUs with no measured ceiling, as estimate() now sees them")
     for spec in specs.values():
-        if model.measured_ceiling(spec, "bf16") is not None:
+        if ceilings.measured_ceiling(spec, "bf16") is not None:
             continue
-        bound = model.power_bound(spec)
+        bound = ceilings.power_bound(spec)
         precision = "bf16" if spec.bf16_supported else "fp16"
-        origin = model.ceiling_origin(spec, precision)
+        origin = ceilings.ceiling_origin(spec, precision)
         shown = f"{bound.tflops:.1f} TFLOP/s" if bound is not None else "no peer"
-        print(f"{spec.id:20s} {shown:>14s}  derate {model.matmul_derate(spec, precision):.2f}  {origin or 'not bound'}")
+        print(
+            f"{spec.id:20s} {shown:>14s}  derate {ceilings.matmul_derate(spec, precision):.2f}  {origin or 'not bound'}"
+        )
     print()
     print("FP32 matmuls (CUDA cores), measured SGEMM rate over the FP32 peak, and the derate estimate() applies")
     fp32_shares = []
     for spec in specs.values():
-        fp32 = model.measured_ceiling(spec, "fp32")
+        fp32 = ceilings.measured_ceiling(spec, "fp32")
         if fp32 is None:
             continue
         fp32_shares.append(fp32 / spec.fp32_tflops)
         print(
             f"{spec.id:20s} {fp32:6.1f} of {spec.fp32_tflops:5.1f} TFLOP/s ({fp32 / spec.fp32_tflops:4.0%})  derate "
-            f"{model.matmul_derate(spec, 'fp32'):.2f}"
+            f"{ceilings.matmul_derate(spec, 'fp32'):.2f}"
         )
     summary = {
         "fp32_measured_gpus": len(fp32_shares),

@@ -43,7 +43,7 @@ def in_process(repeats: int = 30) -> dict[str, float]:
     timings: list[float] = []
     for _ in range(repeats):
         for workload, gpu, gpus, precision in CASES:
-            model.set_perf_params(None)  # clears the result cache
+            model.clear_caches()
             started = time.perf_counter()
             model.estimate(workload, gpu, gpus, precision)
             timings.append(time.perf_counter() - started)

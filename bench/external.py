@@ -34,10 +34,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+import perflab
+from perflab import estimate_prediction, layout_prediction, load_external_checks
 
 from planner._data import data_dir
-from planner.perf import calibration, model
-from planner.perf.calibration import estimate_prediction, layout_prediction, load_external_checks
+from planner.perf.params import PerfParams, default_params
 
 
 def _median(values: list[float]) -> float | None:
@@ -49,14 +52,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--params", type=Path, help="perf_params.json to evaluate instead of the bundled one")
     args = parser.parse_args()
-    if args.params:
-        model.set_perf_params(json.loads(args.params.read_text(encoding="utf-8")))
+    fitted = (
+        PerfParams.from_dict(json.loads(args.params.read_text(encoding="utf-8"))) if args.params else default_params()
+    )
     by_source: dict[str, tuple[list[float], list[float]]] = {}
     columns = ("published", "layout", "estimate")
     print(f"{'run':16s} {'GPU':9s} {'prec':4s} {'GPUs':>5s} {columns[0]:>9s} {columns[1]:>14s} {columns[2]:>14s}")
     for check in load_external_checks():
         row = check.row
-        on_layout, estimated = layout_prediction(check), estimate_prediction(check)
+        on_layout, estimated = layout_prediction(check, fitted), estimate_prediction(check, fitted)
         err_layout = (on_layout / check.measured_per_gpu - 1) * 100
         err_estimate = (estimated / check.measured_per_gpu - 1) * 100
         layout_errors, estimate_errors = by_source.setdefault(row["source"].split(",")[0].split(" (")[0], ([], []))
@@ -75,9 +79,9 @@ def main() -> None:
             f"  {source:60s} {layout if layout is not None else 'n/a':>6} | {estimate:>6} ({len(estimate_errors)} runs)"
         )
         summary[source] = {"layout_median_ape": layout, "estimate_median_ape": estimate, "runs": len(estimate_errors)}
-    summary["dle_estimate"] = _dle()
-    summary["timm_estimate"] = _timm()
-    summary["lambda_v2_estimate"] = _lambda_v2()
+    summary["dle_estimate"] = _dle(fitted)
+    summary["timm_estimate"] = _timm(fitted)
+    summary["lambda_v2_estimate"] = _lambda_v2(fitted)
     summary["nvidia_tuned_estimate_held_out"] = _nvidia_held_out()
     print(json.dumps(summary))
 
@@ -91,18 +95,18 @@ def _signed_medians(groups: dict[str, list[float]], width: int) -> dict[str, obj
     return medians
 
 
-def _dle() -> dict[str, object]:
+def _dle(fitted: PerfParams) -> dict[str, object]:
     """NVIDIA's DeepLearningExamples BERT-Large and ResNet-50 tables (never fitted) through ``estimate``."""
     print("NVIDIA DeepLearningExamples (data/dle_runs.csv, not fitted) through `estimate`, typical stack; the tuned")
     print("one beside AMP ResNet-50, whose channels-last recipe sits between the two (sequences/s or images/s):")
     groups: dict[str, list[float]] = {}
     skipped = 0
-    for row in calibration.load_dle_checks():
+    for row in perflab.load_dle_checks():
         if row["excluded_reason"]:
             skipped += 1
             continue
         measured = float(row["throughput_total"])
-        predicted = calibration.table_prediction(row)
+        predicted = perflab.table_prediction(row, "typical", fitted)
         error = (predicted / measured - 1) * 100
         if row["workload"] == "resnet50":
             script = "ResNet-50"
@@ -111,7 +115,7 @@ def _dle() -> dict[str, object]:
         groups.setdefault(f"{script}, {row['precision']}", []).append(error)
         tuned = ""
         if row["workload"] == "resnet50" and row["precision"] == "fp16":
-            tuned_error = (calibration.table_prediction(row, "tuned") / measured - 1) * 100
+            tuned_error = (perflab.table_prediction(row, "tuned", fitted) / measured - 1) * 100
             groups.setdefault("ResNet-50, fp16, tuned stack", []).append(tuned_error)
             tuned = f"  tuned {tuned_error:+6.1f}%"
         print(
@@ -128,13 +132,13 @@ def _dle() -> dict[str, object]:
     return result
 
 
-def _timm() -> dict[str, object]:
+def _timm(fitted: PerfParams) -> dict[str, object]:
     """timm's ResNet-50 training benchmark on GeForce cards (never fitted) through ``estimate``, typical stack."""
     print("timm benchmark.py, ResNet-50 training at batch 256 (data/timm_runs.csv, not fitted) through `estimate`:")
     errors: dict[str, list[float]] = {}
-    for row in calibration.load_timm_checks():
+    for row in perflab.load_timm_checks():
         measured = float(row["throughput_total"])
-        predicted = calibration.table_prediction(row)
+        predicted = perflab.table_prediction(row, "typical", fitted)
         error = (predicted / measured - 1) * 100
         errors.setdefault(row["gpu"], []).append(error)
         print(
@@ -150,14 +154,14 @@ def _timm() -> dict[str, object]:
     return result
 
 
-def _lambda_v2() -> dict[str, object]:
+def _lambda_v2(fitted: PerfParams) -> dict[str, object]:
     """Lambda's second round (H100, H200, GH200, B200; never fitted, one row sets the typical CNN floor) through
     ``estimate``, with each GPU's speed relative to an H100 SXM on the same job, measured and predicted."""
     print("Lambda round 2 (data/lambda_v2_runs.csv, not fitted: NGC containers of 2024-2025, DLE scripts) through")
     print("`estimate`, typical stack; ratio = this GPU over an H100 SXM, same job and GPU count, measured | predicted:")
-    rows = calibration.load_lambda_v2_checks()
+    rows = perflab.load_lambda_v2_checks()
     # One estimate per row: its throughput and its band (a configuration that does not fit has neither).
-    estimates = {id(row): calibration.table_estimate(row) for row in rows}
+    estimates = {id(row): perflab.table_estimate(row, "typical", fitted) for row in rows}
     predicted = {id(row): estimates[id(row)].throughput or math.nan for row in rows}
     h100 = {(row["workload"], row["precision"], row["gpus"]): row for row in rows if row["gpu"] == "H100-SXM"}
     errors: dict[str, list[float]] = {}
@@ -166,7 +170,7 @@ def _lambda_v2() -> dict[str, object]:
     for row in rows:
         measured = float(row["throughput_total"])
         error = (predicted[id(row)] / measured - 1) * 100
-        calibrating = calibration.lambda_v2_key(row) in calibration.LAMBDA_V2_CALIBRATION
+        calibrating = perflab.lambda_v2_key(row) in perflab.LAMBDA_V2_CALIBRATION
         family = "ResNet-50" if row["workload"] == "resnet50" else "BERT"
         ratio_text = ""
         base = h100.get((row["workload"], row["precision"], row["gpus"]))
@@ -205,22 +209,18 @@ def _lambda_v2() -> dict[str, object]:
 
 def _nvidia_held_out() -> dict[str, object]:
     """NVIDIA's published runs (calibration data) through ``estimate --stack tuned``, each publication held out."""
-    rows = calibration.load_benchmarks()
-    runs = calibration.load_external_checks(data_dir() / "published_runs.csv", stack="tuned")
+    rows = perflab.load_benchmarks()
+    runs = perflab.load_external_checks(data_dir() / "published_runs.csv", stack="tuned")
     print("NVIDIA's runs through `estimate --stack tuned` (its own layout), each publication refitted without it:")
     errors: list[float] = []
     result: dict[str, object] = {}
     for source in sorted({run.row["source"].split(":")[0] for run in runs}):
-        params = calibration.fit([r for r in rows if r.source_name != source], calibration.PRIORS)
-        model.set_perf_params(params)
-        try:
-            mine = [
-                (estimate_prediction(run) / run.measured_per_gpu - 1) * 100
-                for run in runs
-                if run.row["source"].startswith(source)
-            ]
-        finally:
-            model.set_perf_params(None)
+        held_out = PerfParams.from_dict(perflab.fit([r for r in rows if r.source_name != source], perflab.PRIORS))
+        mine = [
+            (estimate_prediction(run, held_out) / run.measured_per_gpu - 1) * 100
+            for run in runs
+            if run.row["source"].startswith(source)
+        ]
         errors.extend(abs(e) for e in mine)
         result[source] = _median([abs(e) for e in mine])
         signed = statistics.median(mine)

@@ -21,9 +21,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from planner.perf import calibration, model
-from planner.perf.calibration import Benchmark
+import perflab
+from perflab import Benchmark
+
+from planner.perf import model
 from planner.perf.workloads import Workload, get_workload
 
 
@@ -44,7 +47,7 @@ def largest_one_pass_batch(workload: Workload, gpu: str, precision: str, ceiling
 
 
 def _row_limit(row: Benchmark) -> int:
-    return largest_one_pass_batch(calibration.user_workload(row), row.gpu.id, row.precision)
+    return largest_one_pass_batch(perflab.user_workload(row), row.gpu.id, row.precision)
 
 
 def _timm() -> dict[str, float]:
@@ -52,7 +55,7 @@ def _timm() -> dict[str, float]:
     print("\ntimm's ResNet-50 batch (it ran) over the largest batch estimate() runs in one pass on one GPU")
     ratios: list[float] = []
     seen: set[tuple[str, str]] = set()
-    for row in calibration.load_timm_checks():
+    for row in perflab.load_timm_checks():
         key = (row["gpu"], row["precision"])
         if key in seen:
             continue
@@ -65,7 +68,7 @@ def _timm() -> dict[str, float]:
 
 
 def main() -> None:
-    rows = calibration.load_benchmarks()
+    rows = perflab.load_benchmarks()
     seen: set[tuple[str, str, str]] = set()
     ratios: dict[str, list[float]] = {}
     print("Lambda's batch over the largest batch estimate() runs in one pass on one GPU")

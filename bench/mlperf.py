@@ -22,8 +22,8 @@ LoRA, 5-8% for BERT, 0.4% for ResNet-50. Any other start-up after run_start is n
 Each row also shows the low/high band ``estimate()`` gives the user, in minutes, and the summary counts the runs that
 fell inside it (a band marked * is an extrapolation: that GPU has no calibration measurements of that kind of model).
 None of these runs is in the benchmark rows the model is fitted on; NVIDIA's two v4.0 ResNet-50 rows set the two
-tuned-CNN constants (``calibration.solve_tuned_cnn``), and its v4.0 H100 and H200 and v5.0 B200 BERT rows the tuned
-encoder's three (its HBM traffic, its rate and its feed; ``calibration.solve_tuned_encoder``): they, and ratios taken
+tuned-CNN constants (``perflab.solve_tuned_cnn``), and its v4.0 H100 and H200 and v5.0 B200 BERT rows the tuned
+encoder's three (its HBM traffic, its rate and its feed; ``perflab.solve_tuned_encoder``): they, and ratios taken
 with them, are left out of the summary.
 Beside each time, the bench prints ``estimate()``'s training rate against the rate the run's logs show between
 evaluations (``train_samples_per_s``, MLLOG ``tracked_stats``): the steady state alone, apart from convergence,
@@ -42,10 +42,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from planner.perf import calibration
+import perflab
 
-CALIBRATION = calibration.MLPERF_CALIBRATION
+CALIBRATION = perflab.MLPERF_CALIBRATION
 
 
 def _reference_run(
@@ -71,7 +72,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stack", default="tuned", choices=("tuned", "typical"))
     args = parser.parse_args()
-    rows = calibration.load_mlperf()
+    rows = perflab.load_mlperf()
     print(f"MLPerf Training, 8-GPU systems, estimate(--stack {args.stack}) vs measured time-to-train (minutes)")
     print(
         f"{'round':5s} {'benchmark':16s} {'GPU':9s} {'by':6s} {'measured':>9s} {'predicted':>9s} {'error':>7s} "
@@ -86,10 +87,10 @@ def main() -> None:
     inside: list[bool] = []
     preview: set[tuple[str, str, str, str]] = set()
     for row in rows:
-        result = calibration.mlperf_estimate(row, args.stack)
-        minutes, layout = calibration.mlperf_minutes_of(result)
+        result = perflab.mlperf_estimate(row, args.stack)
+        minutes, layout = perflab.mlperf_minutes_of(result)
         real = float(row["time_to_train_minutes"])
-        key = calibration.mlperf_key(row)
+        key = perflab.mlperf_key(row)
         measured[key] = real
         if row["status"] == "preview":
             preview.add(key)
@@ -104,9 +105,9 @@ def main() -> None:
         fast = minutes * result.throughput / result.throughput_high
         slow = minutes * result.throughput / result.throughput_low
         band = f"{fast:5.2f}-{slow:5.2f}{'' if result.gpu_calibrated else '*'}"
-        rate_error = calibration.mlperf_rate_error(row, result)
+        rate_error = perflab.mlperf_rate_error(row, result)
         rate = "" if rate_error is None else f"{rate_error:+6.1f}%"
-        model_rate = calibration.mlperf_train_rate(row, result)
+        model_rate = perflab.mlperf_train_rate(row, result)
         if rate_error is not None and model_rate is not None:
             rates[key] = (float(row["train_samples_per_s"]), model_rate)
         if key in CALIBRATION:
@@ -199,9 +200,9 @@ def _scale_out(
     errors: list[float] = []
     counts: list[int] = []
     rate_errors: list[float] = []
-    for row in calibration.load_mlperf_scale_out():
-        result = calibration.mlperf_estimate(row, stack)
-        minutes, layout = calibration.mlperf_minutes_of(result)
+    for row in perflab.load_mlperf_scale_out():
+        result = perflab.mlperf_estimate(row, stack)
+        minutes, layout = perflab.mlperf_minutes_of(result)
         real = float(row["time_to_train_minutes"])
         head = f"{row['round']:5s} {row['benchmark']:16s} {row['gpu']:9s} {int(row['gpus']):5d} {real:9.3f}"
         if minutes is None:
@@ -214,7 +215,7 @@ def _scale_out(
         speedup = ""
         if base in measured and base in predicted:
             speedup = f"{measured[base] / real:6.1f}x vs {predicted[base] / minutes:6.1f}x"
-        rate_error = calibration.mlperf_rate_error(row, result)
+        rate_error = perflab.mlperf_rate_error(row, result)
         rate = step = ""
         if rate_error is not None and result.step_time_s:
             rate_errors.append(rate_error)

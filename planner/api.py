@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from planner.cost.result import RankResult
     from planner.perf.model import Estimate
+    from planner.perf.params import PerfParams
     from planner.perf.workloads import Workload
     from planner.refresh import RefreshReport
     from planner.runlogs.calibrate import Calibration
@@ -382,13 +383,22 @@ def hardware_table() -> pd.DataFrame:
     return pd.DataFrame(rows).rename(columns={"id": "gpu"})
 
 
-def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str = "bf16", **options: Any) -> Estimate:
+def estimate(
+    workload: str | Workload,
+    gpu: str,
+    gpus: int = 1,
+    precision: str = "bf16",
+    *,
+    perf_params: PerfParams | None = None,
+    **options: Any,
+) -> Estimate:
     """Throughput, time to solution, memory fit, MFU and energy of ``workload`` on ``gpus`` x ``gpu``.
 
     ``options``: workload fields (``tokens``/``images``/``sequences`` or ``work``, ``seq_len``, ``global_batch``,
     ``mode``, ``stack`` ...), the node shape (``gpus_per_node``, ``interconnect``, ``network_gbps``) and the user's
     own evidence (``measured`` with ``measured_on``, or ``efficiency``), or ``profile`` (a calibration profile or its
-    file, from ``calibrate``), which gives the measured pair.
+    file, from ``calibrate``), which gives the measured pair. ``perf_params``: the model's fitted coefficients
+    (``planner.perf.params.PerfParams``), the bundled fit unless given.
     """
     from planner.hardware import GpuSpec, lookup
     from planner.perf.model import estimate as _estimate
@@ -416,7 +426,7 @@ def estimate(workload: str | Workload, gpu: str, gpus: int = 1, precision: str =
         (*WORKLOAD_OPTIONS, "gpus_per_node", "interconnect", "network_gbps", "profile", *model.__dataclass_fields__),
     )
     try:
-        result = _estimate(job, gpu, gpus, precision, **shape, **model.as_kwargs())
+        result = _estimate(job, gpu, gpus, precision, perf_params=perf_params, **shape, **model.as_kwargs())
     except InputError as exc:
         if profile is None or exc.field not in EVIDENCE_FIELDS:
             raise

@@ -22,9 +22,13 @@ INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 
 # Precisions a GPU may support, in the order the CLI lists them.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
-# Bytes of one activation or element-wise operand at each training precision. FP8 training (Transformer Engine) runs
-# its GEMMs in FP8 but keeps activations, norms and element-wise work in BF16; TF32 is an FP32 storage format.
+# Bytes of one stored element (weights, activations, what collectives exchange) at each training precision. FP8
+# training (Transformer Engine) runs its GEMMs in FP8 but keeps BF16 bytes: master weights, activations, norms,
+# attention and element-wise work stay in BF16. TF32 is an FP32 storage format. Every byte count reads this table.
 ELEMENT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 2.0}
+# Bytes of one matmul operand as the tensor cores consume it: FP8 runs twice BF16's FLOPs on half the bytes, TF32 half
+# on twice.
+OPERAND_BYTES: dict[str, float] = {"fp8": 1.0, "fp16": 2.0, "bf16": 2.0, "tf32": 4.0, "fp32": 4.0}
 
 
 @dataclass(frozen=True)

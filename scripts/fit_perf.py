@@ -28,9 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import perflab  # noqa: E402
+
 from planner.hardware import lookup  # noqa: E402
-from planner.perf import calibration  # noqa: E402
-from planner.perf.model import nvlink_domain  # noqa: E402
+from planner.perf.links import nvlink_domain  # noqa: E402
 from planner.perf.workloads import WORKLOADS  # noqa: E402
 
 # MPT shapes (llm-foundry yamls): name -> (layers, hidden, heads).
@@ -244,7 +245,7 @@ def _published_row(row: dict[str, str], index: int) -> dict[str, Any]:
     """A run from data/published_runs.csv (sources outside the reference folder, transcribed with their page)."""
     gpus = int(row["gpus"])
     tp, pp, cp = int(row["tensor_parallel"]), int(row["pipeline_parallel"]), int(row["context_parallel"])
-    per_gpu = calibration.measured_per_gpu(row)
+    per_gpu = perflab.measured_per_gpu(row)
     return {
         "source": row["source"],
         "source_date": row["source_date"],
@@ -332,10 +333,10 @@ def build_rows(reference: Path) -> list[dict[str, Any]]:
 
 def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=calibration.COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=perflab.COLUMNS, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({column: row.get(column, "") for column in calibration.COLUMNS})
+            writer.writerow({column: row.get(column, "") for column in perflab.COLUMNS})
 
 
 def main() -> None:
@@ -351,39 +352,39 @@ def main() -> None:
     print(f"data/benchmarks.csv: {len(built)} rows, {len(used)} used for calibration", file=sys.stderr)
     if args.no_fit:
         return
-    rows = calibration.load_benchmarks(ROOT / "data" / "benchmarks.csv")
-    params = calibration.fit(rows, calibration.PRIORS)
-    calibration.solve_tuned_cnn(params)
-    calibration.solve_tuned_encoder(params)
-    calibration.solve_typical_cnn(params)
+    rows = perflab.load_benchmarks(ROOT / "data" / "benchmarks.csv")
+    params = perflab.fit(rows, perflab.PRIORS)
+    perflab.solve_tuned_cnn(params)
+    perflab.solve_tuned_encoder(params)
+    perflab.solve_typical_cnn(params)
     # The band comes from estimate()'s held-out errors (what users get): per side, the wider of leave-one-source-out
     # (another software stack) and leave-one-GPU-out. The widening for a GPU without calibration data is how much
     # wider the leave-one-GPU-out errors of transformers run than their band.
-    start = calibration.fold_params(params, params)
-    by_gpu = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.gpu.id, start).through
-    by_source = calibration.cross_validate_both(rows, calibration.PRIORS, lambda row: row.source_name, start).through
-    jobs = calibration.fastest_layout_per_job(rows)
+    start = perflab.fold_params(params, params)
+    by_gpu = perflab.cross_validate_both(rows, perflab.PRIORS, lambda row: row.gpu.id, start).through
+    by_source = perflab.cross_validate_both(rows, perflab.PRIORS, lambda row: row.source_name, start).through
+    jobs = perflab.fastest_layout_per_job(rows)
     held_gpu = {i: by_gpu[i] for i in jobs if i in by_gpu}
     held_source = {i: by_source[i] for i in jobs if i in by_source}
     params["band"] = {}
     for family in ("cnn", "encoder", "decoder", "transformer"):
-        gpu_out = calibration.band_from_errors(rows, held_gpu, family)
-        source_out = calibration.band_from_errors(rows, held_source, family)
+        gpu_out = perflab.band_from_errors(rows, held_gpu, family)
+        source_out = perflab.band_from_errors(rows, held_source, family)
         params["band"][family] = [max(a, b) for a, b in zip(gpu_out, source_out, strict=True)]
-    gpu_out = calibration.band_from_errors(rows, held_gpu, "transformer")
+    gpu_out = perflab.band_from_errors(rows, held_gpu, "transformer")
     widen = max(b / a for a, b in zip(params["band"]["transformer"], gpu_out, strict=True))
     params["uncalibrated_band_factor"] = round(min(2.5, max(1.2, widen)), 2)
     # What the held-out Lambda round-2 runs say of the GPUs the fit has not measured (each estimate there says it).
-    params["held_out_checks"] = calibration.held_out_checks(params)
-    params["scale_out_checks"] = calibration.scale_out_checks(params)
+    params["held_out_checks"] = perflab.held_out_checks(params)
+    params["scale_out_checks"] = perflab.scale_out_checks(params)
     params["fitted_on"] = {
         "rows": len(rows),
         "sources": sorted({row.source_name for row in rows}),
         "fitted_at": datetime.now(UTC).strftime("%Y-%m-%d"),
         "in_sample_median_ape": round(
             statistics.median(
-                calibration.ape(p, r.throughput_total)
-                for p, r in zip(calibration.predict_with(params, rows), rows, strict=True)
+                perflab.ape(p, r.throughput_total)
+                for p, r in zip(perflab.predict_with(params, rows), rows, strict=True)
             ),
             2,
         ),

@@ -103,10 +103,10 @@ def test_history_with_bytes_that_are_not_utf8_is_one_line_exit_2(cli: CliRun) ->
 def test_the_lora_share_s_default_is_the_model_s_wherever_a_face_states_it() -> None:
     # The default lives in data/perf_params.json; the CLI's help and the app's label repeat it for the user.
     from planner.cli.workload_opts import TrainableShareOpt
-    from planner.perf.model import perf_params
+    from planner.perf.params import default_params
     from planner.ui.workload_inputs import TRAINABLE_SHARE_HELP, TRAINABLE_SHARE_LABEL
 
-    default = perf_params()["memory"]["lora_trainable_fraction"]
+    default = default_params().memory["lora_trainable_fraction"]
     option = TrainableShareOpt.__metadata__[0]
     assert f"default {default:g}." in option.help
     assert f"(0 = {default:g})" in TRAINABLE_SHARE_LABEL and f"the model's default, {default:g}" in TRAINABLE_SHARE_HELP

@@ -22,7 +22,7 @@ def test_every_required_variant_has_a_sourced_row() -> None:
 
 
 def test_every_gpu_names_its_memory_type() -> None:
-    # The power bound groups GPUs by memory family (planner.perf.model.memory_family): a typo would move a GPU into
+    # The power bound groups GPUs by memory family (planner.perf.ceilings.memory_family): a typo would move a GPU into
     # the other family's peers without a word.
     known = {"HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7"}
     for spec in gpu_table().values():

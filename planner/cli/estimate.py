@@ -8,7 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from planner.cli.groups import with_groups
-from planner.cli.workload_opts import EvidenceFlags, PrecisionOpt, ProfileOpt, WorkloadFlags, WorkloadOpt
+from planner.cli.workload_opts import (
+    EvidenceFlags,
+    PrecisionOpt,
+    ProfileOpt,
+    WorkloadFlags,
+    WorkloadOpt,
+    profile_keyword,
+)
 from planner.errors import InputError
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
@@ -103,7 +110,7 @@ def estimate(
         interconnect=interconnect,
         network_gbps=network_gbps,
         **evidence.options().as_kwargs(),
-        **({"profile": profile} if profile is not None else {}),
+        **profile_keyword(profile),
     )
     report.emit(render_estimate(result.to_dict(), fmt), output)
 

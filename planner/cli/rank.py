@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -16,7 +15,7 @@ import typer
 from planner import checks
 from planner.cli.groups import with_groups
 from planner.cli.rank_opts import OutputFlags, RankFlags, WhereFlags
-from planner.cli.workload_opts import ProfileOpt, WorkloadFlags, WorkloadOpt
+from planner.cli.workload_opts import ProfileOpt, WorkloadFlags, WorkloadOpt, profile_keyword
 from planner.cost.result import SPOT_FLOOR_NOTE, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -181,11 +180,6 @@ def _finish(
         raise typer.Exit(1)
 
 
-def _profile(profile: Path | None) -> dict[str, Any]:
-    """The library keyword of --profile, when given."""
-    return {"profile": profile} if profile is not None else {}
-
-
 @with_groups
 def rank(
     *,
@@ -222,7 +216,7 @@ def rank(
             instance_type=instance,
             min_gpu_memory_gib=min_gpu_memory,
             **where.filters(),
-            **_profile(profile),
+            **profile_keyword(profile),
         )
 
     result = ranked(request)

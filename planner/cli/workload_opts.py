@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -72,6 +72,13 @@ ProfileOpt = Annotated[
     Path | None,
     typer.Option("--profile", help="A calibration profile (gpuplan calibrate -o FILE): the job's measured speed."),
 ]
+
+
+def profile_keyword(profile: Path | None) -> dict[str, Any]:
+    """The library keyword of --profile, when given."""
+    return {"profile": profile} if profile is not None else {}
+
+
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
 MeasuredOpt = Annotated[
     float | None,

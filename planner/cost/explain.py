@@ -389,7 +389,7 @@ def spot_assumptions(
 ) -> list[str]:
     """The spot model in words, each figure stated once with its source."""
     from planner.cost.spot import default_band, hazard_bands, spot_model
-    from planner.perf.model import trained_params
+    from planner.perf.memory import trained_params
 
     model = spot_model()
     bands = "; ".join(

@@ -13,8 +13,8 @@ def held_out_verdict(error_pct: float) -> str:
 
 # Where NVIDIA's multi-node MLPerf runs ran far longer than the model gives (data/mlperf_scale_out.csv): steps this
 # short, across this many nodes (NVLink domains). Their logged training rates place the gap in the steady state
-# (bench/mlperf.py): BERT on 512 GB200s (8 racks) steps every 37 ms where the model says 18. LoRA's steps of 0.2-0.6 s
-# on 64-512 GPUs land within 7% (one v4.0 run 19%); BERT on one 64-GPU rack within 7%.
+# (bench/mlperf.py): BERT on 512 GB200s (8 racks) steps every 37 ms where the model says 18. Longer steps (LoRA's
+# 0.2-0.6 s on 64-512 GPUs) and fewer nodes (BERT on one 64-GPU rack) land close to the model.
 SHORT_STEP_S = 0.1
 MANY_NODES = 8
 

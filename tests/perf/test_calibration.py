@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import perflab
 import pytest
 
 from planner.hardware import gpu_table
-from planner.perf import calibration
-from planner.perf.model import estimate, perf_params
+from planner.perf.model import estimate
+from planner.perf.params import default_params
 
 # (workload, gpu, gpus, precision, options, published throughput, tolerance): the model's own layout choice,
 # so these check the whole estimate, not only the calibrated core.
@@ -31,13 +32,13 @@ def test_estimate_near_published(
 
 
 def test_calibrated_rows_median_error_is_small() -> None:
-    rows = calibration.load_benchmarks()
-    errors = sorted(calibration.ape(calibration.predict(row), row.throughput_total) for row in rows)
+    rows = perflab.load_benchmarks()
+    errors = sorted(perflab.ape(perflab.predict(row), row.throughput_total) for row in rows)
     assert errors[len(errors) // 2] < 15.0
 
 
 def test_every_row_is_sourced_and_uses_known_gpus() -> None:
-    rows = calibration.load_benchmarks(used_only=False)
+    rows = perflab.load_benchmarks(used_only=False)
     assert len(rows) > 1000
     known = gpu_table()
     for row in rows:
@@ -48,51 +49,51 @@ def test_every_row_is_sourced_and_uses_known_gpus() -> None:
 
 
 def test_flagged_implausible_rows_are_excluded_with_reason() -> None:
-    flagged = [r for r in calibration.load_benchmarks(used_only=False) if "implausible" in r.excluded_reason]
+    flagged = [r for r in perflab.load_benchmarks(used_only=False) if "implausible" in r.excluded_reason]
     assert flagged and all(not r.use for r in flagged)
 
 
 def test_peak_flops_baseline_is_worse_than_the_model() -> None:
-    rows = [r for r in calibration.load_benchmarks() if r.family == "cnn"]
-    baseline = calibration.baseline_predictions(rows, lambda row: row.gpu.id)
-    model_errors = sorted(calibration.ape(calibration.predict(rows[i]), rows[i].throughput_total) for i in baseline)
-    base_errors = sorted(calibration.ape(p, rows[i].throughput_total) for i, p in baseline.items())
+    rows = [r for r in perflab.load_benchmarks() if r.family == "cnn"]
+    baseline = perflab.baseline_predictions(rows, lambda row: row.gpu.id)
+    model_errors = sorted(perflab.ape(perflab.predict(rows[i]), rows[i].throughput_total) for i in baseline)
+    base_errors = sorted(perflab.ape(p, rows[i].throughput_total) for i, p in baseline.items())
     assert model_errors[len(model_errors) // 2] < base_errors[len(base_errors) // 2] / 2
 
 
 def test_through_estimate_uses_only_what_a_user_types() -> None:
-    rows = calibration.load_benchmarks()
+    rows = perflab.load_benchmarks()
     lambda_cnn = next(r for r in rows if r.family == "cnn" and r.gpus == 8)
-    typed = calibration.user_workload(lambda_cnn)
+    typed = perflab.user_workload(lambda_cnn)
     # The preset (with its activation memory), the global batch the source states, and nothing of the layout.
     assert typed.name == "resnet50" and typed.activation_bytes_per_sample
     assert typed.global_batch == lambda_cnn.plan.global_batch and typed.batch_per_gpu is None
-    predicted = calibration.predict_through_estimate(lambda_cnn)
+    predicted = perflab.predict_through_estimate(lambda_cnn)
     assert predicted.low < predicted.throughput < predicted.high
     assert predicted.throughput == pytest.approx(lambda_cnn.throughput_total, rel=0.3)
 
 
 def test_a_layout_sweep_is_one_job_compared_at_its_fastest_layout() -> None:
-    rows = calibration.load_benchmarks()
-    jobs = calibration.fastest_layout_per_job(rows)
+    rows = perflab.load_benchmarks()
+    jobs = perflab.fastest_layout_per_job(rows)
     assert len(jobs) < len(rows)
-    keys = [calibration.job_key(rows[i]) for i in jobs]
+    keys = [perflab.job_key(rows[i]) for i in jobs]
     assert len(set(keys)) == len(keys)
     for i in jobs[:50]:
         same = [
-            r.throughput_total for r in rows if r.workload is not None and calibration.job_key(r) == keys[jobs.index(i)]
+            r.throughput_total for r in rows if r.workload is not None and perflab.job_key(r) == keys[jobs.index(i)]
         ]
         assert rows[i].throughput_total == max(same)
 
 
 def test_band_from_errors_covers_about_eighty_percent() -> None:
-    rows = calibration.load_benchmarks()[:400]
+    rows = perflab.load_benchmarks()[:400]
     # Synthetic held-out figures: measurements scattered 0-40% either side of the prediction.
     predictions = {
-        i: calibration.Predicted(row.throughput_total * (1.0 + ((i * 37) % 81 - 40) / 100.0), 0.0, 0.0)
+        i: perflab.Predicted(row.throughput_total * (1.0 + ((i * 37) % 81 - 40) / 100.0), 0.0, 0.0)
         for i, row in enumerate(rows)
     }
-    low, high = calibration.band_from_errors(rows, predictions, "transformer")
+    low, high = perflab.band_from_errors(rows, predictions, "transformer")
     inside = 0
     for i, row in enumerate(rows):
         if row.family == "cnn":
@@ -106,14 +107,14 @@ def test_band_from_errors_covers_about_eighty_percent() -> None:
 def test_each_family_gets_the_band_of_its_own_held_out_errors() -> None:
     # BERT has one calibration source and the LLMs several, so their held-out errors (and bands) differ; an
     # estimate carries its own family's band.
-    rows = calibration.load_benchmarks()
+    rows = perflab.load_benchmarks()
     predictions = {
-        i: calibration.Predicted(row.throughput_total * (1.3 if row.family == "encoder" else 1.1), 0.0, 0.0)
+        i: perflab.Predicted(row.throughput_total * (1.3 if row.family == "encoder" else 1.1), 0.0, 0.0)
         for i, row in enumerate(rows)
     }
-    assert calibration.band_from_errors(rows, predictions, "encoder")[0] == pytest.approx(0.3 / 1.3, abs=1e-3)
-    assert calibration.band_from_errors(rows, predictions, "decoder")[0] == pytest.approx(0.1 / 1.1, abs=1e-3)
-    bands = perf_params()["band"]
+    assert perflab.band_from_errors(rows, predictions, "encoder")[0] == pytest.approx(0.3 / 1.3, abs=1e-3)
+    assert perflab.band_from_errors(rows, predictions, "decoder")[0] == pytest.approx(0.1 / 1.1, abs=1e-3)
+    bands = default_params().to_dict()["band"]
     for workload, family in (("bert-large", "encoder"), ("llama-2-7b", "decoder"), ("resnet50", "cnn")):
         result = estimate(workload, "A100-80GB", 8, "bf16" if family != "cnn" else "fp16")
         assert result.throughput_low == pytest.approx(result.throughput * (1 - bands[family][0]), rel=1e-6)
@@ -121,8 +122,8 @@ def test_each_family_gets_the_band_of_its_own_held_out_errors() -> None:
 
 
 def test_scale_out_steps_pair_one_job_across_its_node_boundary() -> None:
-    rows = calibration.load_benchmarks()
-    steps = calibration.scale_out_steps(rows)
+    rows = perflab.load_benchmarks()
+    steps = perflab.scale_out_steps(rows)
     assert len(steps) >= 20
     for first, second in steps:
         assert first.gpus < second.gpus and second.gpus > second.gpus_per_node
@@ -178,7 +179,7 @@ def test_a_reference_row_naming_nvlink_only_to_deny_it_is_a_pcie_box() -> None:
 
 def test_calibration_rows_keep_the_link_their_source_states() -> None:
     # The bundled data, not only the importer: no Lambda PCIe box is calibrated as if NVLink joined its GPUs.
-    rows = [r for r in calibration.load_benchmarks() if r.source_name.startswith("lambdal") and r.gpus > 1]
+    rows = [r for r in perflab.load_benchmarks() if r.source_name.startswith("lambdal") and r.gpus > 1]
     links = {r.gpu.id: r.interconnect for r in rows}
     assert links["H100-PCIe"] == links["RTX-A6000"] == links["RTX-6000-Ada"] == "pcie"
     assert links["H100-SXM"] == "nvswitch"
@@ -187,7 +188,7 @@ def test_calibration_rows_keep_the_link_their_source_states() -> None:
 def test_no_multi_gpu_data_parallel_row_trains_faster_per_gpu_than_one_gpu() -> None:
     # Same job, same sequences per GPU: data parallelism adds work (the all-reduce), never takes it away. Lambda's
     # machines vary by a few percent; the 8-GPU BERT-Base rates run_squad.py overstated by 1.44x were 1.2-1.4x.
-    rows = [r for r in calibration.load_benchmarks() if r.source_name.startswith("lambdal")]
+    rows = [r for r in perflab.load_benchmarks() if r.source_name.startswith("lambdal")]
     one: dict[tuple[Any, ...], list[float]] = {}
     for row in rows:
         if row.gpus == 1:

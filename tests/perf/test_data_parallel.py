@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import perflab
 import pytest
 
 from planner.hardware import resolve_gpu
-from planner.perf import calibration
-from planner.perf.model import estimate, matmul_ceilings, matmul_derate, perf_params, power_bound
+from planner.perf.ceilings import matmul_ceilings, matmul_derate, power_bound
+from planner.perf.model import estimate
+from planner.perf.params import default_params
 
 
 @pytest.mark.parametrize("workload", ["resnet50", "bert-large", "bert-base"])
@@ -73,7 +75,7 @@ def test_published_resnet50_batches_that_ran_fit_in_one_pass() -> None:
     # timm's benchmark trained 256 ResNet-50 images in FP32 (TF32 convolutions) and FP16 on one 24 GB RTX 3090 and 4090
     # (data/timm_runs.csv), and Lambda 496 in TF32 on one 48 GB card. At 50 MB per image the model halved the first
     # and the last.
-    for row in calibration.load_timm_checks():
+    for row in perflab.load_timm_checks():
         result = estimate("resnet50", row["gpu"], 1, row["precision"], global_batch=int(row["global_batch"]))
         assert result.parallelism["micro_batch"] == int(row["global_batch"]), (row["gpu"], row["precision"])
     for gpu in ("RTX-6000-Ada", "RTX-A6000", "Quadro-RTX-8000"):
@@ -93,7 +95,7 @@ def test_a_global_batch_that_must_change_is_said() -> None:
 
 
 def test_uncalibrated_gpus_get_a_wider_band_and_a_note() -> None:
-    assert "L4" not in perf_params()["calibrated_gpus"]
+    assert "L4" not in default_params().to_dict()["calibrated_gpus"]
     known = estimate("bert-large", "A100-80GB", 1, "bf16")
     unknown = estimate("bert-large", "L4", 1, "bf16")
     assert known.gpu_calibrated and known.calibration_note is None
@@ -109,7 +111,7 @@ def test_uncalibrated_gpus_get_a_wider_band_and_a_note() -> None:
 def test_a_gpu_measured_only_on_llms_is_not_calibrated_for_bert_or_cnns() -> None:
     # NVIDIA's B200 rows in the calibration data are all LLM pre-training runs (MLPerf BERT on B200 ran 25-29% slower
     # than the model predicts): a BERT or ResNet-50 estimate there is an extrapolation and says so.
-    assert perf_params()["calibrated_kinds"]["B200"] == ["decoder"]
+    assert default_params().to_dict()["calibrated_kinds"]["B200"] == ["decoder"]
     llm = estimate("llama-3-8b", "B200", 8, "bf16")
     assert llm.gpu_calibrated and llm.calibration_note is None
     for workload in ("bert-large", "resnet50"):
@@ -123,19 +125,19 @@ def test_a_gpu_measured_only_on_llms_is_not_calibrated_for_bert_or_cnns() -> Non
             def spread(result: object, side: str = side) -> float:
                 return abs(getattr(result, side) / result.throughput - 1.0)  # type: ignore[attr-defined]
 
-            widen = perf_params()["uncalibrated_band_factor"]
+            widen = default_params().to_dict()["uncalibrated_band_factor"]
             assert spread(extrapolated) == pytest.approx(widen * spread(measured), rel=1e-6)
 
 
 def test_the_bundled_calibration_record_matches_the_benchmarks() -> None:
     # Which GPUs and kinds of model the bundled parameters count as measured is what data/benchmarks.csv holds:
     # a benchmark added without a refit (scripts/fit_perf.py) fails here.
-    from planner.perf import calibration
+    import perflab
 
     kinds: dict[str, set[str]] = {}
-    for row in calibration.load_benchmarks():
+    for row in perflab.load_benchmarks():
         kinds.setdefault(row.gpu.id, set()).add(row.family)
-    params = perf_params()
+    params = default_params().to_dict()
     assert params["calibrated_gpus"] == sorted(kinds)
     assert params["calibrated_kinds"] == {gpu: sorted(found) for gpu, found in sorted(kinds.items())}
 

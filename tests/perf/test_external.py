@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import copy
 import math
 
+import perflab
 import pytest
 
-from planner.perf import calibration, model
+from planner.perf import model
+from planner.perf.params import default_params
 from planner.perf.workloads import get_workload
 
 
 def test_reported_tflops_become_tokens_per_second_with_the_authors_flop_count() -> None:
-    checks = {(c.row["model"], c.row["gpu"], int(c.row["gpus"])): c for c in calibration.load_external_checks()}
+    checks = {(c.row["model"], c.row["gpu"], int(c.row["gpus"])): c for c in perflab.load_external_checks()}
     assert len(checks) == 18
     for check in checks.values():
         assert check.row["source"] and check.row["source_date"]
@@ -27,38 +28,38 @@ def test_reported_tflops_become_tokens_per_second_with_the_authors_flop_count() 
 
 def test_layouts_the_model_does_not_describe_are_not_predicted() -> None:
     # Context parallelism and interleaved pipeline stages are outside the model: no number rather than a wrong one.
-    for check in calibration.load_external_checks():
+    for check in perflab.load_external_checks():
         interleaved = int(check.row["context_parallel"]) > 1 or int(check.row["virtual_pipeline"]) > 1
-        assert math.isnan(calibration.layout_prediction(check)) == interleaved
-        assert calibration.estimate_prediction(check) > 0
+        assert math.isnan(perflab.layout_prediction(check)) == interleaved
+        assert perflab.estimate_prediction(check) > 0
 
 
 def test_llama_3_405b_estimate_keeps_metas_batch_and_errs_low() -> None:
     # The Llama 3 Herd of Models, Table 4: 400-430 BF16 TFLOP/s per H100 on 8,192 and 16,384 GPUs at 2,048
     # sequences per step. With that batch kept (it was once silently grown 4-8x, which hid the miss), the typical
     # stack comes out slower than Meta's tuned schedule: pessimistic, never above the measurement.
-    for check in calibration.load_external_checks():
+    for check in perflab.load_external_checks():
         if check.row["source"].startswith("Llama Team"):
             row = check.row
             result = model.estimate(
                 check.workload, row["gpu"], int(row["gpus"]), row["precision"], network_gbps=float(row["network_gbps"])
             )
             assert result.parallelism["global_batch"] == int(row["global_batch"])
-            predicted = calibration.estimate_prediction(check)
+            predicted = perflab.estimate_prediction(check)
             assert 0.4 * check.measured_per_gpu < predicted < check.measured_per_gpu
 
 
 def test_megatron_layouts_are_predicted_in_the_right_range() -> None:
     # Narayanan et al. SC21, Table 1, on the published layouts: the model is within a factor of 1.35 at every scale
     # from 32 to 3,072 GPUs (bench/external.py prints the figures; the median miss is about 20% high).
-    for check in calibration.load_external_checks():
+    for check in perflab.load_external_checks():
         if check.row["source"].startswith("Narayanan"):
-            ratio = calibration.layout_prediction(check) / check.measured_per_gpu
+            ratio = perflab.layout_prediction(check) / check.measured_per_gpu
             assert 0.8 < ratio < 1.35, (check.row["model"], ratio)
 
 
 def test_dle_runs_are_sourced_and_binned_phase_2_is_left_out() -> None:
-    rows = calibration.load_dle_checks()
+    rows = perflab.load_dle_checks()
     assert len(rows) == 56
     for row in rows:
         assert row["source"].startswith("NVIDIA/DeepLearningExamples:") and row["source_date"]
@@ -69,9 +70,9 @@ def test_dle_runs_are_sourced_and_binned_phase_2_is_left_out() -> None:
 def test_dle_bert_estimates_stay_within_a_third_of_nvidias_tables() -> None:
     # bench/external.py prints the figures: pre-training phase 1 comes out 5-33% slow (TF32 most), SQuAD fine-tuning
     # in FP16 17-32% fast; the model never saw these runs.
-    for row in calibration.load_dle_checks():
+    for row in perflab.load_dle_checks():
         if row["workload"] == "bert-large" and not row["excluded_reason"]:
-            ratio = calibration.table_prediction(row) / float(row["throughput_total"])
+            ratio = perflab.table_prediction(row) / float(row["throughput_total"])
             assert 0.6 < ratio < 1.4, (row["gpu"], row["precision"], row["mode"], row["gpus"], ratio)
 
 
@@ -81,30 +82,30 @@ def test_dle_resnet50_fp32_matches_and_channels_last_amp_lies_between_the_stacks
     # the model is fitted on. Its AMP recipe
     # (channels-last, PyTorch data loader) is 1.4-1.6x Lambda's PyTorch AMP runs on the same GPUs: faster than the
     # typical stack the model is fitted on, slower than NVIDIA's MLPerf recipe (the tuned stack).
-    runs = [row for row in calibration.load_dle_checks() if row["workload"] == "resnet50"]
+    runs = [row for row in perflab.load_dle_checks() if row["workload"] == "resnet50"]
     assert len(runs) == 12
     for row in runs:
         measured = float(row["throughput_total"])
-        typical = calibration.table_prediction(row)
+        typical = perflab.table_prediction(row)
         if row["precision"] == "fp32":
             assert typical == pytest.approx(measured, rel=0.08), (row["gpu"], row["gpus"])
         elif row["precision"] == "tf32":
             assert measured < typical < 1.15 * measured, (row["gpu"], row["gpus"])
         else:
-            assert 0.5 * measured < typical < measured < calibration.table_prediction(row, "tuned") < 1.8 * measured
+            assert 0.5 * measured < typical < measured < perflab.table_prediction(row, "tuned") < 1.8 * measured
 
 
 def test_dle_bert_per_gpu_throughput_declines_a_little_from_8_to_256_gpus() -> None:
     # DGX A100 strong scaling, phase 1 FP16: 574 sequences/s per GPU on 8 GPUs, 540 on 256 (-6%).
     runs = {
         int(row["gpus"]): row
-        for row in calibration.load_dle_checks()
+        for row in perflab.load_dle_checks()
         if row["gpu"] == "A100-80GB"
         and row["mode"] == "pretrain"
         and row["seq_len"] == "128"
         and row["precision"] == "fp16"
     }
-    per_gpu = {gpus: calibration.table_prediction(runs[gpus]) / gpus for gpus in (8, 256)}
+    per_gpu = {gpus: perflab.table_prediction(runs[gpus]) / gpus for gpus in (8, 256)}
     decline = 1 - per_gpu[256] / per_gpu[8]
     assert 0.0 < decline < 0.12, per_gpu
 
@@ -123,11 +124,11 @@ def test_timm_resnet50_runs_are_sourced_and_the_geforce_levels_hold() -> None:
     # A second ResNet-50 source on GeForce cards, never fitted (bench/external.py prints the figures): the RTX 3090
     # lands within 4% on both posts and precisions; the RTX 4090 comes out 5-15% slow, as Lambda's rows held out by GPU
     # say it does (the 2025 software is faster on it than the 2022 one, not on the 3090).
-    rows = calibration.load_timm_checks()
+    rows = perflab.load_timm_checks()
     assert len(rows) == 8
     for row in rows:
         assert row["source"].startswith("NikolasEnt/NikolasEnt.github.io:_posts/") and row["source_date"]
-        ratio = calibration.table_prediction(row) / float(row["throughput_total"])
+        ratio = perflab.table_prediction(row) / float(row["throughput_total"])
         if row["gpu"] == "RTX-3090":
             assert ratio == pytest.approx(1.0, abs=0.04), (row["source_date"], row["precision"], ratio)
         else:
@@ -137,15 +138,15 @@ def test_timm_resnet50_runs_are_sourced_and_the_geforce_levels_hold() -> None:
 def _lambda_v2(workload: str, precision: str, gpu: str, gpus: int = 1) -> dict[str, str]:
     (row,) = [
         r
-        for r in calibration.load_lambda_v2_checks()
-        if calibration.lambda_v2_key(r) == (workload, precision, gpu, str(gpus))
+        for r in perflab.load_lambda_v2_checks()
+        if perflab.lambda_v2_key(r) == (workload, precision, gpu, str(gpus))
         and (gpu != "GH200" or r["micro_batch"] in ("384", "1280", "208", "152", "640"))
     ]
     return row
 
 
 def test_lambda_round_2_rows_are_sourced_replicate_medians() -> None:
-    rows = calibration.load_lambda_v2_checks()
+    rows = perflab.load_lambda_v2_checks()
     assert {row["gpu"] for row in rows} == {"H100-SXM", "H100-PCIe", "H200", "GH200", "B200"}
     assert {row["workload"] for row in rows} == {"resnet50", "bert-base", "bert-large"}
     for row in rows:
@@ -153,7 +154,7 @@ def test_lambda_round_2_rows_are_sourced_replicate_medians() -> None:
         assert row["source_date"] >= "2024-08-01" and row["notes"].startswith("Lambda benchmark round 2")
         assert int(row["global_batch"]) == int(row["micro_batch"]) * int(row["gpus"])
         assert not row["excluded_reason"]
-    keys = [(calibration.lambda_v2_key(row), row["micro_batch"]) for row in rows]
+    keys = [(perflab.lambda_v2_key(row), row["micro_batch"]) for row in rows]
     assert len(keys) == len(set(keys))
     # One row per kind of host: Lambda's 39 one-GPU H100 SXM runs are one median.
     assert "median of 39 hosts" in _lambda_v2("resnet50", "fp16", "H100-SXM")["notes"]
@@ -168,42 +169,42 @@ def test_typical_resnet50_floor_predicts_the_b200_it_was_not_solved_on() -> None
     # ResNet-50 with the typical stack at the same rate, in FP16 and in TF32. Without the floor the model said 1.75x.
     for precision, gpus in (("fp16", 1), ("tf32", 1), ("fp16", 8)):
         row = _lambda_v2("resnet50", precision, "B200", gpus)
-        assert calibration.table_prediction(row) == pytest.approx(float(row["throughput_total"]), rel=0.06)
+        assert perflab.table_prediction(row) == pytest.approx(float(row["throughput_total"]), rel=0.06)
     # Where the number stands, the estimate says what paces it.
-    notes = calibration.table_estimate(_lambda_v2("resnet50", "fp16", "B200")).assumptions
+    notes = perflab.table_estimate(_lambda_v2("resnet50", "fp16", "B200")).assumptions
     assert any("paced by the typical PyTorch stack" in line for line in notes)
-    tuned = calibration.table_estimate(_lambda_v2("resnet50", "fp16", "B200"), "tuned").assumptions
+    tuned = perflab.table_estimate(_lambda_v2("resnet50", "fp16", "B200"), "tuned").assumptions
     assert not any("typical PyTorch stack" in line for line in tuned)
 
 
 def test_typical_resnet50_floor_leaves_every_calibration_row_alone() -> None:
     # No calibration row runs fast enough to reach the floor, so the fit cannot see it (it is solved afterwards).
-    rows = [row for row in calibration.load_benchmarks() if row.family == "cnn"]
-    with_floor = calibration.predict_with(model.perf_params(), rows)
-    without = copy.deepcopy(model.perf_params())
+    rows = [row for row in perflab.load_benchmarks() if row.family == "cnn"]
+    with_floor = perflab.predict_with(default_params().to_dict(), rows)
+    without = default_params().to_dict()
     without["cnn"]["typical_floor_s_per_image"] = 0.0
-    assert calibration.predict_with(without, rows) == pytest.approx(with_floor, rel=1e-12)
+    assert perflab.predict_with(without, rows) == pytest.approx(with_floor, rel=1e-12)
 
 
 def test_typical_floor_is_solved_from_the_h200_row() -> None:
     pytest.importorskip("scipy")
-    params = copy.deepcopy(model.perf_params())
+    params = default_params().to_dict()
     params["cnn"]["typical_floor_s_per_image"] = 1e-3
-    calibration.solve_typical_cnn(params)
+    perflab.solve_typical_cnn(params)
     assert params["cnn"]["typical_floor_s_per_image"] == pytest.approx(
-        model.perf_params()["cnn"]["typical_floor_s_per_image"], rel=1e-3
+        default_params().cnn["typical_floor_s_per_image"], rel=1e-3
     )
 
 
 def test_estimates_on_gpus_the_fit_never_measured_say_what_the_held_out_runs_found() -> None:
     # Lambda's round 2 (never fitted) measured BERT on the B200 slower than the model gives it: the estimate says so
-    # beside the number, and the record is what calibration.held_out_checks computes from the bundled parameters.
-    assert calibration.held_out_checks(model.perf_params()) == model.perf_params()["held_out_checks"]
+    # beside the number, and the record is what perflab.held_out_checks computes from the bundled parameters.
+    assert perflab.held_out_checks(default_params().to_dict()) == default_params().to_dict()["held_out_checks"]
     bert = model.estimate(
         get_workload("bert-base", global_batch=768, seq_len=384, mode="finetune"), "B200", 1, "fp16"
     ).assumptions
     (note,) = [line for line in bert if "held out of the fit" in line]
-    found = model.perf_params()["held_out_checks"]["B200"]["encoder"]
+    found = default_params().to_dict()["held_out_checks"]["B200"]["encoder"]
     assert found["runs"] == 16 and found["median_error_pct"] >= 10.0
     assert f"{found['median_error_pct']:.0f}% slower than this model gives" in note and "low end of the band" in note
     assert "1, 2, 4 and 8 GPUs" in note

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 
+import perflab
 import pytest
 
 from planner.errors import InputError
 from planner.hardware import resolve_gpu
-from planner.perf import calibration, model
-from planner.perf.model import Plan, estimate, perf_params, throughput_with_plan
+from planner.perf import layout, model
+from planner.perf.links import context_exchange_s, link_gbs
+from planner.perf.memory import OPTIMIZER_SHARE, memory_bytes
+from planner.perf.model import estimate
+from planner.perf.params import PerfParams, default_params
+from planner.perf.plan import Plan
+from planner.perf.step import step_time, throughput_with_plan
 from planner.perf.workloads import get_workload
 
 LLAMA_8B = get_workload("llama-3-8b", seq_len=8192)
@@ -33,8 +39,10 @@ def test_context_parallelism_splits_activations_and_keeps_the_gradient_group() -
     alone = Plan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=8)
     split = Plan(tp=1, pp=1, dp=4, cp=2, micro_batch=1, global_batch=8)
     assert split.gradient_group == alone.gradient_group == 8
-    act = perf_params()["memory"]["activation_bytes_per_token_hidden"]
-    saved = model._memory_bytes(LLAMA_8B, "bf16", alone) - model._memory_bytes(LLAMA_8B, "bf16", split)
+    act = default_params().memory["activation_bytes_per_token_hidden"]
+    saved = memory_bytes(LLAMA_8B, "bf16", alone, default_params()) - memory_bytes(
+        LLAMA_8B, "bf16", split, default_params()
+    )
     assert saved > act * 8192 / 2 * LLAMA_8B.hidden * LLAMA_8B.layers * 0.9
     # Same GPUs and the same work per step: half the sequences, each split over two GPUs.
     ratio = throughput_with_plan(LLAMA_8B, H100, "bf16", split) / throughput_with_plan(LLAMA_8B, H100, "bf16", alone)
@@ -45,7 +53,7 @@ def test_tuned_stack_is_faster_and_named() -> None:
     typical = estimate("llama-3-8b", "H100", 8)
     tuned = estimate("llama-3-8b", "H100", 8, stack="tuned")
     # Fused kernels (the fitted speed-up) and CUDA graphs (no launch gaps): faster, but not a different GPU.
-    assert perf_params()["transformer"]["tuned_speedup"] >= 1.0
+    assert default_params().transformer["tuned_speedup"] >= 1.0
     assert 1.0 < tuned.throughput / typical.throughput < 1.5
     assert any("tuned" in line for line in typical.assumptions)
     with pytest.raises(InputError, match=r"^stack "):
@@ -53,7 +61,7 @@ def test_tuned_stack_is_faster_and_named() -> None:
 
 
 def test_nvidia_published_runs_are_calibration_rows_with_their_layouts() -> None:
-    rows = [row for row in calibration.load_benchmarks() if row.source_name.startswith("NVIDIA")]
+    rows = [row for row in perflab.load_benchmarks() if row.source_name.startswith("NVIDIA")]
     assert len(rows) == 33
     assert {row.gpu.id for row in rows} == {"H100-SXM", "B200", "GB200", "GB300"}
     # GB200/GB300 NVL72 racks: one NVLink domain of up to 72 GPUs.
@@ -65,26 +73,26 @@ def test_nvidia_published_runs_are_calibration_rows_with_their_layouts() -> None
 
 
 def test_tuned_runs_fit_their_own_coefficients_and_leave_the_rest_alone() -> None:
-    rows = calibration.load_benchmarks()
+    rows = perflab.load_benchmarks()
     mosaic = [r for r in rows if r.source_name.startswith("mosaicml")][::4]
     nvidia = [r for r in rows if r.source_name.startswith("NVIDIA")]
-    alone = calibration.fit(mosaic, calibration.PRIORS)
-    both = calibration.fit(mosaic + nvidia, calibration.PRIORS)
+    alone = perflab.fit(mosaic, perflab.PRIORS)
+    both = perflab.fit(mosaic + nvidia, perflab.PRIORS)
     for section in ("transformer", "comm"):
         for key, value in alone[section].items():
             if not key.startswith("tuned_"):
                 assert both[section][key] == pytest.approx(value), key
-    assert both["transformer"]["tuned_speedup"] != calibration.PRIORS["transformer"]["tuned_speedup"]
+    assert both["transformer"]["tuned_speedup"] != perflab.PRIORS["transformer"]["tuned_speedup"]
 
 
 def test_distributed_optimizer_shards_only_the_optimizer_state() -> None:
     wl = get_workload("llama-2-13b")
     replicated, zero1, full = (
-        model._memory_bytes(wl, "bf16", Plan(dp=8, micro_batch=1, global_batch=8, sharded=s, zero1=z))
+        memory_bytes(wl, "bf16", Plan(dp=8, micro_batch=1, global_batch=8, sharded=s, zero1=z), default_params())
         for s, z in ((False, False), (False, True), (True, False))
     )
-    adam = perf_params()["memory"]["adam_bytes_per_param"]
-    assert replicated - zero1 == pytest.approx(wl.params * adam * model.OPTIMIZER_SHARE * (1 - 1 / 8), rel=1e-9)
+    adam = default_params().memory["adam_bytes_per_param"]
+    assert replicated - zero1 == pytest.approx(wl.params * adam * OPTIMIZER_SHARE * (1 - 1 / 8), rel=1e-9)
     assert full < zero1 < replicated
 
 
@@ -151,15 +159,18 @@ def test_one_instance_never_uses_the_network_between_instances(workload: str) ->
 def test_kept_layout_templates_change_no_estimate(workload: str, gpu: str, gpus: int) -> None:
     """The layout templates are built once per job shape and GPU count: a warm cache, another GPU's search in
     between, or other fitted parameters give the same layout and figures as a cold one."""
-    model._candidate_plans.cache_clear()
-    model.set_perf_params(None)
+    layout.candidate_plans.cache_clear()
+    model.clear_caches()
     cold = estimate(workload, gpu, gpus, "bf16")
     estimate(workload, "B200", gpus, "bf16")  # the same templates, searched on another GPU
-    model.set_perf_params(None)
+    other = default_params().to_dict()
+    other["memory"]["adam_bytes_per_param"] += 2.0  # moves every job's memory, fitting or not
+    assert estimate(workload, gpu, gpus, "bf16", perf_params=PerfParams.from_dict(other)) != cold
+    model.clear_caches()
     warm = estimate(workload, gpu, gpus, "bf16")
-    assert model._candidate_plans.cache_info().hits > 0
+    assert layout.candidate_plans.cache_info().hits > 0
     assert warm == cold
-    assert isinstance(model._candidate_plans(get_workload(workload), gpus, 8), tuple)  # shared: never mutable
+    assert isinstance(layout.candidate_plans(get_workload(workload), gpus, 8), tuple)  # shared: never mutable
 
 
 def test_context_parallelism_stands_in_for_recomputation_on_the_tuned_stack() -> None:
@@ -176,9 +187,9 @@ def test_context_parallelism_stands_in_for_recomputation_on_the_tuned_stack() ->
     # Where a layout fits without recomputation, sequences are not split (NVIDIA's Llama 3 8B on 8 B200s: TP1 CP1).
     assert estimate("llama-3-8b", "B200", 8, seq_len=8192, stack="tuned").parallelism["context"] == 1
     # A short sequence is never split: each rank keeps at least 1,024 tokens, in 2 x cp load-balanced chunks.
-    assert model._context_splits(get_workload("llama-3-8b", seq_len=8192, stack="tuned"), 8) == [1, 2, 4, 8]
-    assert model._context_splits(get_workload("llama-3-8b", seq_len=2048, stack="tuned"), 8) == [1, 2]
-    assert model._context_splits(get_workload("llama-3-8b", seq_len=8192), 8) == [1]
+    assert layout.context_splits(get_workload("llama-3-8b", seq_len=8192, stack="tuned"), 8) == [1, 2, 4, 8]
+    assert layout.context_splits(get_workload("llama-3-8b", seq_len=2048, stack="tuned"), 8) == [1, 2]
+    assert layout.context_splits(get_workload("llama-3-8b", seq_len=8192), 8) == [1]
 
 
 def test_the_ring_exchange_waits_only_where_it_outlasts_attention() -> None:
@@ -187,20 +198,21 @@ def test_the_ring_exchange_waits_only_where_it_outlasts_attention() -> None:
     # Three exchanges a layer (keys and values forward; keys, values and their gradients backward) of two tensors of
     # hidden x the rank's tokens, once per ring step.
     volume = 3 * 1 * tuned.layers * 2 * 4096 * tuned.hidden * 2
-    within = model._context_exchange_s(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0)
-    link = model._link_gbs(H100, "nvswitch", 2) * 1e9
-    assert within == pytest.approx(volume / link + 3 * tuned.layers * perf_params()["comm"]["collective_latency_s"])
+    fitted = default_params()
+    within = context_exchange_s(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0, fitted)
+    link = link_gbs(H100, "nvswitch", 2, fitted) * 1e9
+    assert within == pytest.approx(volume / link + 3 * tuned.layers * fitted.comm["collective_latency_s"])
     # A context group of 16 ranks (8-way tensor parallelism) crosses the network, one NIC a GPU: half the bytes of
     # 4-way tensor parallelism's exchange, which stays on NVLink, take several times as long.
     wide = Plan(tp=8, pp=1, dp=1, cp=2, micro_batch=1, global_batch=1)
     narrow = dataclasses.replace(wide, tp=4)
-    assert model._context_exchange_s(tuned, H100, "bf16", wide, "nvswitch", 8, 3200.0) > 2 * (
-        model._context_exchange_s(tuned, H100, "bf16", narrow, "nvswitch", 8, 3200.0)
+    assert context_exchange_s(tuned, H100, "bf16", wide, "nvswitch", 8, 3200.0, fitted) > 2 * (
+        context_exchange_s(tuned, H100, "bf16", narrow, "nvswitch", 8, 3200.0, fitted)
     )
     # On NVLink it hides behind attention at 8k tokens: the step is the unsplit compute's, give or take the
     # smaller GEMMs.
-    timing = model._step_time(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0)
-    unsplit = model._step_time(tuned, H100, "bf16", Plan(dp=8, micro_batch=1, global_batch=8), "nvswitch", 8, 3200.0)
+    timing = step_time(tuned, H100, "bf16", plan, "nvswitch", 8, 3200.0, fitted)
+    unsplit = step_time(tuned, H100, "bf16", Plan(dp=8, micro_batch=1, global_batch=8), "nvswitch", 8, 3200.0, fitted)
     assert timing.samples_per_step / timing.step_s == pytest.approx(unsplit.samples_per_step / unsplit.step_s, rel=0.1)
 
 
@@ -208,10 +220,10 @@ def test_the_tuned_stack_stages_whole_layers_at_any_depth_that_divides_them() ->
     # Llama 3.1 405B (126 layers) on 576 H100s: NVIDIA's recipe is TP8 PP9 CP2 DP4 without recomputation
     # (NVIDIA/dgxc-benchmarking). Nine stages of 14 layers: no power-of-two depth fits there without recomputing.
     wl = get_workload("llama-3.1-405b", seq_len=8192, stack="tuned")
-    assert model._pipeline_depths(wl, 576) == [1, 2, 3, 4, 6, 8, 9, 16, 18, 32, 64]
-    assert model._pipeline_depths(get_workload("llama-3.1-405b", seq_len=8192), 576) == [1, 2, 4, 8, 16, 32, 64]
+    assert layout.pipeline_depths(wl, 576) == [1, 2, 3, 4, 6, 8, 9, 16, 18, 32, 64]
+    assert layout.pipeline_depths(get_workload("llama-3.1-405b", seq_len=8192), 576) == [1, 2, 4, 8, 16, 32, 64]
     # On a power-of-two count nothing changes: 80 layers share no odd factor with 64 GPUs.
-    assert model._pipeline_depths(get_workload("llama-3-70b", stack="tuned"), 64) == [1, 2, 4, 8, 16, 32, 64]
+    assert layout.pipeline_depths(get_workload("llama-3-70b", stack="tuned"), 64) == [1, 2, 4, 8, 16, 32, 64]
     tuned = estimate("llama-3.1-405b", "H100", 576, seq_len=8192, global_batch=252, stack="tuned")
     split = tuned.parallelism
     assert (split["tensor"], split["pipeline"], split["context"], split["data"]) == (8, 9, 2, 4)

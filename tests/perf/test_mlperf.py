@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-import copy
-
+import perflab
 import pytest
 from factories import data_rows
 
 from planner.hardware import gpu_table
-from planner.perf import calibration
-from planner.perf.model import estimate, forward_share, matmul_ceilings, perf_params
+from planner.perf.ceilings import matmul_ceilings
+from planner.perf.model import estimate
+from planner.perf.params import default_params
+from planner.perf.step import forward_share
 from planner.perf.workloads import Workload, get_workload
 
 
 def test_scale_out_rows_are_sourced_multi_node_runs_with_an_8_gpu_reference() -> None:
-    rows = calibration.load_mlperf_scale_out()
-    eight = {calibration.mlperf_key(row): row for row in calibration.load_mlperf()}
+    rows = perflab.load_mlperf_scale_out()
+    eight = {perflab.mlperf_key(row): row for row in perflab.load_mlperf()}
     assert len(rows) >= 10 and {row["gpu"] for row in rows} == {"H100-SXM", "GB200"}
     for row in rows:
         assert int(row["gpus"]) > 8 and row["submitter"] == "NVIDIA" and row["source_date"]
         assert row["source"].startswith(f"mlcommons/training_results_{row['round']}:NVIDIA/results/")
         # bench/mlperf.py prints the speed-up over the same round's 8-GPU run of the GPU.
-        assert calibration.mlperf_key(row) in eight
-        result = calibration.mlperf_estimate(row)
+        assert perflab.mlperf_key(row) in eight
+        result = perflab.mlperf_estimate(row)
         assert result.fits_in_memory and result.time_to_solution_hours
         # A GPU of a larger system, with a smaller share of the batch and more to communicate, is never faster.
-        single = calibration.mlperf_estimate(eight[calibration.mlperf_key(row)])
+        single = perflab.mlperf_estimate(eight[perflab.mlperf_key(row)])
         assert result.throughput_per_gpu is not None and single.throughput_per_gpu is not None
         assert result.throughput_per_gpu <= single.throughput_per_gpu * 1.0001
 
@@ -34,7 +35,7 @@ def test_short_steps_across_many_nodes_carry_what_the_scale_out_runs_found() -> 
     # BERT on 512 GB200s (8 NVL72 racks) at 16 sequences per GPU: the model's step is 18 ms, the run's 37 ms.
     bert = get_workload("bert-large", seq_len=256, global_batch=8192, stack="tuned")
     many = estimate(bert, "GB200", 512, "bf16")
-    check = perf_params()["scale_out_checks"]["short_steps"]
+    check = default_params().to_dict()["scale_out_checks"]["short_steps"]
     assert many.step_time_s is not None and many.step_time_s < 0.1 and many.nodes >= 8
     note = next(line for line in many.assumptions if "MLPerf Training runs with steps" in line)
     assert f"{check['ratio_low']:.2f}-{check['ratio_high']:.2f}x" in note and "expect a longer run" in note
@@ -49,23 +50,23 @@ def test_short_steps_across_many_nodes_carry_what_the_scale_out_runs_found() -> 
 
 def test_the_logged_training_rate_separates_the_steady_state_from_the_rest() -> None:
     """Every run logs its training rate between evaluations; bench/mlperf.py compares estimate()'s rate with it."""
-    eight, scale_out = calibration.load_mlperf(), calibration.load_mlperf_scale_out()
+    eight, scale_out = perflab.load_mlperf(), perflab.load_mlperf_scale_out()
     for row in eight + scale_out:
-        assert float(row["train_samples_per_s"]) > 0, calibration.mlperf_key(row)
+        assert float(row["train_samples_per_s"]) > 0, perflab.mlperf_key(row)
     # 8 GPUs: the logged step of BERT on 8 H100s is ~99 ms (7,760 sequences/s at a global batch of 768)...
-    h100 = next(r for r in eight if calibration.mlperf_key(r) == ("v4.0", "bert", "H100-SXM", "NVIDIA"))
+    h100 = next(r for r in eight if perflab.mlperf_key(r) == ("v4.0", "bert", "H100-SXM", "NVIDIA"))
     assert float(h100["global_batch"]) / float(h100["train_samples_per_s"]) == pytest.approx(0.099, abs=0.002)
     # ...and the model's rate on the 8-GPU rows it was not solved on is within 15% of the logs (LoRA in tokens/s,
     # the logs in sequences/s: the helper converts).
     for row in eight:
-        if calibration.mlperf_key(row) not in calibration.MLPERF_CALIBRATION:
-            error = calibration.mlperf_rate_error(row, calibration.mlperf_estimate(row))
-            assert error is not None and abs(error) < 15.0, calibration.mlperf_key(row)
+        if perflab.mlperf_key(row) not in perflab.MLPERF_CALIBRATION:
+            error = perflab.mlperf_rate_error(row, perflab.mlperf_estimate(row))
+            assert error is not None and abs(error) < 15.0, perflab.mlperf_key(row)
     # At 512 GB200s BERT's step is the gap: the model's rate is about twice the logged one.
     rack8 = next(r for r in scale_out if r["benchmark"] == "bert" and r["gpus"] == "512")
-    assert calibration.mlperf_rate_error(rack8, calibration.mlperf_estimate(rack8)) > 50.0
+    assert perflab.mlperf_rate_error(rack8, perflab.mlperf_estimate(rack8)) > 50.0
     # A run that logs no rate has nothing to compare.
-    assert calibration.mlperf_rate_error(dict(h100, train_samples_per_s=""), calibration.mlperf_estimate(h100)) is None
+    assert perflab.mlperf_rate_error(dict(h100, train_samples_per_s=""), perflab.mlperf_estimate(h100)) is None
 
 
 def test_mlperf_rows_are_sourced_8_gpu_systems() -> None:
@@ -122,7 +123,7 @@ def _bert_mlperf(stack: str = "tuned") -> Workload:
 
 
 def test_the_tuned_bert_feed_caps_blackwell_and_leaves_hopper_alone() -> None:
-    rate = 1.0 / perf_params()["transformer"]["tuned_input_s_per_token"]
+    rate = 1.0 / default_params().transformer["tuned_input_s_per_token"]
     b200 = estimate(_bert_mlperf(), "B200", 8, "bf16")
     h100 = estimate(_bert_mlperf(), "H100-SXM", 8, "bf16")
     assert b200.throughput_per_gpu is not None and h100.throughput_per_gpu is not None
@@ -140,16 +141,16 @@ def test_the_tuned_bert_feed_caps_blackwell_and_leaves_hopper_alone() -> None:
 
 
 def test_the_tuned_encoder_constants_are_solved_on_their_calibration_rows_only() -> None:
-    params = copy.deepcopy(perf_params())
+    params = default_params().to_dict()
     section = params["transformer"]
     names = ("tuned_input_s_per_token", "tuned_encoder_speedup", "tuned_encoder_memory_relative")
     for name, start in zip(names, (1e-6, 1.0, 0.5), strict=True):
         section[name] = start
-    calibration.solve_tuned_encoder(params)
+    perflab.solve_tuned_encoder(params)
     for name in names:
-        assert section[name] == pytest.approx(perf_params()["transformer"][name], rel=0.01), name
-    rows = {calibration.mlperf_key(row): row for row in calibration.load_mlperf()}
-    calibrating = {key for key in calibration.MLPERF_CALIBRATION if key[1] == "bert"}
+        assert section[name] == pytest.approx(default_params().transformer[name], rel=0.01), name
+    rows = {perflab.mlperf_key(row): row for row in perflab.load_mlperf()}
+    calibrating = {key for key in perflab.MLPERF_CALIBRATION if key[1] == "bert"}
     assert calibrating == {
         ("v4.0", "bert", "H100-SXM", "NVIDIA"),
         ("v4.0", "bert", "H200", "NVIDIA"),
@@ -161,7 +162,7 @@ def test_the_tuned_encoder_constants_are_solved_on_their_calibration_rows_only()
     assert len(checks) == 6
     minutes = {}
     for key in checks:
-        minutes[key], _layout = calibration.mlperf_minutes(rows[key])
+        minutes[key], _layout = perflab.mlperf_minutes(rows[key])
         assert minutes[key] == pytest.approx(float(rows[key]["time_to_train_minutes"]), rel=0.1), key
     h100, h200 = ("v4.1", "bert", "H100-SXM", "Dell"), ("v4.1", "bert", "H200", "Dell")
     measured = float(rows[h100]["time_to_train_minutes"]) / float(rows[h200]["time_to_train_minutes"])
@@ -183,7 +184,7 @@ def test_mlperf_time_counts_the_evaluations_between_run_start_and_run_stop() -> 
     # MLPerf's clock runs through the evaluations: Llama-2-70B LoRA's five passes over 173 sequences are 11% of the
     # measured time in every log, and one evaluated sequence there took 0.45 of a trained one (NVIDIA v4.1 H100:
     # 36 s per pass against 0.46 s per trained sequence), the forward pass's share of a LoRA step.
-    rows = {calibration.mlperf_key(row): row for row in calibration.load_mlperf()}
+    rows = {perflab.mlperf_key(row): row for row in perflab.load_mlperf()}
     assert all(float(row["evaluations"]) > 0 and int(row["eval_samples"]) > 0 for row in rows.values())
     lora = get_workload("llama-2-70b", mode="lora", seq_len=8192)
     assert 0.4 < forward_share(lora) < 0.5
@@ -191,7 +192,7 @@ def test_mlperf_time_counts_the_evaluations_between_run_start_and_run_stop() -> 
 
     def minutes(row: dict[str, str], evaluations: bool) -> float:
         asked = dict(row) if evaluations else {**row, "evaluations": "0", "eval_samples": "0"}
-        found, _layout = calibration.mlperf_minutes(asked)
+        found, _layout = perflab.mlperf_minutes(asked)
         assert found is not None
         return found
 
@@ -203,7 +204,7 @@ def test_mlperf_time_counts_the_evaluations_between_run_start_and_run_stop() -> 
         assert low < share < high, (key, share)
     # NVIDIA's BERT caches its evaluation set on the GPUs: a B200 evaluates at its own pace, not its input feed's.
     bert = rows[("v5.0", "bert", "B200", "NVIDIA")]
-    result = calibration.mlperf_estimate(bert)
+    result = perflab.mlperf_estimate(bert)
     assert result.throughput is not None and any("paced by the recipe's input feed" in a for a in result.assumptions)
     at_feed = float(bert["evaluations"]) * float(bert["eval_samples"]) / 3 / result.throughput / 60
     assert minutes(bert, True) - minutes(bert, False) < 0.95 * at_feed

@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from planner.errors import InputError
 from planner.hardware import resolve_gpu
-from planner.perf.model import Estimate, Plan, attention_matmul_passes, estimate, perf_params, throughput_with_plan
+from planner.perf.model import Estimate, estimate
+from planner.perf.params import default_params
+from planner.perf.plan import Plan
+from planner.perf.step import attention_matmul_passes, throughput_with_plan
 from planner.perf.workloads import WORKLOADS, Workload, get_workload
 
 DATACENTER = [
@@ -263,7 +266,7 @@ def test_small_micro_batches_are_launch_bound_large_ones_compute_bound() -> None
         plan = Plan(micro_batch=micro, global_batch=micro)
         return micro * wl.seq_len / throughput_with_plan(wl, spec, "bf16", plan)
 
-    floor = wl.layers * perf_params()["comm"]["host_layer_s"]
+    floor = wl.layers * default_params().comm["host_layer_s"]
     assert step_s(1) == pytest.approx(floor, rel=1e-6)
     assert step_s(2) == pytest.approx(floor, rel=1e-6)
     assert step_s(256) > 4 * floor
@@ -320,12 +323,12 @@ def test_eager_attention_scores_stream_through_memory_in_typical_bert_scripts() 
     # traffic per token grows with the sequence. FlashAttention decoders and NVIDIA's fused (tuned) BERT keep the
     # scores on chip. All of it moves at the matmul precision: FP16 halves the traffic of TF32, as Lambda's TF32/FP16
     # speed ratio (0.46-0.49 on every GPU, whatever its memory-to-compute balance) says.
-    from planner.perf.model import _sample_time
+    from planner.perf.step import sample_time
 
     spec = resolve_gpu("A100-80GB")
 
     def memory_per_token(workload: Workload, precision: str) -> float:
-        return _sample_time(workload, spec, precision, 8, 1, False)[1] / (8 * workload.seq_len)
+        return sample_time(workload, spec, precision, 8, 1, False, fitted=default_params())[1] / (8 * workload.seq_len)
 
     def bert(seq: int, stack: str = "typical") -> Workload:
         return get_workload("bert-large", seq_len=seq, stack=stack)
@@ -354,7 +357,7 @@ def test_ampere_kernels_pay_a_toll_after_ada_only_where_a_typical_stack_runs_the
     assert not ampere_note("bert-large", "H100-SXM") and not ampere_note("bert-large", "B200")
     assert not ampere_note("resnet50", "H100-SXM", precision="fp32")
 
-    from planner.perf.model import _sample_time
+    from planner.perf.step import sample_time
 
     hopper = resolve_gpu("H100-SXM")
 
@@ -362,8 +365,8 @@ def test_ampere_kernels_pay_a_toll_after_ada_only_where_a_typical_stack_runs_the
         # The H100's compute time over the same GPU's with the toll lifted (an architecture it does not apply to).
         native = dataclasses.replace(hopper, architecture="ada")
         return (
-            _sample_time(get_workload(workload), hopper, precision, 8, 1, False)[0]
-            / _sample_time(get_workload(workload), native, precision, 8, 1, False)[0]
+            sample_time(get_workload(workload), hopper, precision, 8, 1, False, fitted=default_params())[0]
+            / sample_time(get_workload(workload), native, precision, 8, 1, False, fitted=default_params())[0]
         )
 
     assert toll("bert-large") == pytest.approx(1.0)
@@ -377,13 +380,13 @@ def test_eager_attention_holds_its_scores_for_backward_in_typical_bert_scripts()
     # in FP16; Korthikanti et al.'s 5as/h term): per token it grows with the sequence. FlashAttention and NVIDIA's
     # fused BERT recompute them instead. Lambda sized its BERT batches to memory; with this term they sit at
     # estimate()'s one-pass limit (bench/memory.py), without it the model let 1.5x as many sequences fit.
-    from planner.perf.model import _memory_bytes
+    from planner.perf.memory import memory_bytes
 
     def activations_per_token(seq: int, stack: str) -> float:
         workload = get_workload("bert-large", seq_len=seq, stack=stack, mode="finetune")
         # Seven more sequences per micro-batch: the model state cancels out.
-        one = _memory_bytes(workload, "fp16", Plan(micro_batch=1, global_batch=1))
-        return (_memory_bytes(workload, "fp16", Plan(micro_batch=8, global_batch=8)) - one) / (7 * seq)
+        one = memory_bytes(workload, "fp16", Plan(micro_batch=1, global_batch=1), default_params())
+        return (memory_bytes(workload, "fp16", Plan(micro_batch=8, global_batch=8), default_params()) - one) / (7 * seq)
 
     assert activations_per_token(1024, "typical") > 1.5 * activations_per_token(256, "typical")
     assert activations_per_token(1024, "tuned") == pytest.approx(activations_per_token(256, "tuned"), rel=1e-6)
@@ -391,13 +394,15 @@ def test_eager_attention_holds_its_scores_for_backward_in_typical_bert_scripts()
 
 def test_a_fine_tuned_encoder_holds_no_vocabulary_logits() -> None:
     # SQuAD or GLUE fine-tuning puts a head of a few outputs per token on BERT, not the masked-LM vocabulary.
-    from planner.perf.model import _memory_bytes
+    from planner.perf.memory import memory_bytes
 
     plan = Plan(micro_batch=32, global_batch=32)
     pretrain = get_workload("bert-large", mode="pretrain")
     finetune = get_workload("bert-large", mode="finetune", seq_len=pretrain.seq_len)
     logits = 32 * pretrain.seq_len * pretrain.vocab * 4.0
-    assert _memory_bytes(pretrain, "fp16", plan) - _memory_bytes(finetune, "fp16", plan) == pytest.approx(logits)
+    assert memory_bytes(pretrain, "fp16", plan, default_params()) - memory_bytes(
+        finetune, "fp16", plan, default_params()
+    ) == pytest.approx(logits)
 
 
 def test_an_estimate_says_when_the_host_not_the_gpu_sets_the_pace() -> None:

@@ -11,8 +11,10 @@ from factories import data_rows
 
 from planner.errors import InputError
 from planner.hardware import gpu_table, resolve_gpu
-from planner.perf import model
-from planner.perf.model import estimate, sustained_matmul
+from planner.perf.ceilings import operand_feed, sm_tensor_rates, sustained_matmul
+from planner.perf.model import estimate
+from planner.perf.params import default_params
+from planner.perf.step import sample_time
 from planner.perf.workloads import get_workload
 
 GPUS = ["V100-16GB", "T4", "A10G", "L4", "A100-80GB", "L40S", "H100-SXM", "H200", "B200", "RTX-4090"]
@@ -82,8 +84,8 @@ def test_fp8_attention_runs_at_the_bf16_ceiling(gpu: str) -> None:
     # sustains 80% of its BF16 peak but 71% of its FP8 one), exactly as in a BF16 run of the same layout.
     spec = resolve_gpu(gpu)
     wl = get_workload("llama-3-8b", stack="tuned")
-    fp8 = model._sample_time(wl, spec, "fp8", 1, 1, False)[3]
-    bf16 = model._sample_time(wl, spec, "bf16", 1, 1, False)[3]
+    fp8 = sample_time(wl, spec, "fp8", 1, 1, False, fitted=default_params())[3]
+    bf16 = sample_time(wl, spec, "bf16", 1, 1, False, fitted=default_params())[3]
     assert fp8 == pytest.approx(bf16, rel=1e-9)
     assert fp8 > 0
 
@@ -156,7 +158,7 @@ def test_an_infinity_fabric_mesh_serves_all_eight_gpus_not_just_pairs() -> None:
 
 
 def test_every_gpu_has_a_sourced_tensor_rate_per_sm() -> None:
-    rates = model.sm_tensor_rates()
+    rates = sm_tensor_rates()
     rows = data_rows("gpu_sm_rates.csv")
     assert all(row["source"] and row["source_date"] and row["notes"] for row in rows)
     assert set(gpu_table()) <= set(rates)
@@ -182,7 +184,7 @@ def test_the_operand_feed_per_sm_follows_the_tensor_cores_not_the_precision(
     gpu: str, precision: str, feed: float
 ) -> None:
     # FP8 runs twice BF16's FLOPs on half the bytes, TF32 half on twice: one SM consumes the same bytes per clock.
-    assert model.operand_feed(resolve_gpu(gpu), precision) == pytest.approx(feed, rel=2e-3)
+    assert operand_feed(resolve_gpu(gpu), precision) == pytest.approx(feed, rel=2e-3)
 
 
 def test_a_narrow_transformer_gains_less_from_a_faster_sm() -> None:
@@ -190,8 +192,8 @@ def test_a_narrow_transformer_gains_less_from_a_faster_sm() -> None:
     # per SM and clock: an H100 is further ahead of an A100 on wide layers than on narrow ones.
     def speedup(hidden: int) -> float:
         wl = get_workload("transformer", layers=8, hidden=hidden, seq_len=2048, vocab=32000)
-        h100 = model._sample_time(wl, resolve_gpu("H100-SXM"), "bf16", 4, 1, False)[0]
-        a100 = model._sample_time(wl, resolve_gpu("A100-80GB"), "bf16", 4, 1, False)[0]
+        h100 = sample_time(wl, resolve_gpu("H100-SXM"), "bf16", 4, 1, False, fitted=default_params())[0]
+        a100 = sample_time(wl, resolve_gpu("A100-80GB"), "bf16", 4, 1, False, fitted=default_params())[0]
         return a100 / h100
 
     # With the bundled fit the wide layers gain 20% more; with one half-width for every GPU, 13% (bandwidth alone).

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import itertools
 
+import perflab
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.hardware import resolve_gpu
-from planner.perf import calibration, model
-from planner.perf.model import Plan, estimate, throughput_with_plan
+from planner.perf.links import dp_bandwidth
+from planner.perf.model import estimate
+from planner.perf.params import default_params
+from planner.perf.plan import Plan
+from planner.perf.step import throughput_with_plan
 from planner.perf.workloads import get_workload
 
 NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
@@ -46,7 +50,7 @@ def test_mosaicml_mpt_7b_on_h100_declines_from_8_to_512_gpus() -> None:
     # 10,643 tokens/s/GPU on 8 GPUs, 10,475 on 128, 10,119 on 256, 9,670 on 512 (a 9% decline).
     rows = {
         row.gpus: row
-        for row in calibration.load_benchmarks()
+        for row in perflab.load_benchmarks()
         if row.workload is not None
         and row.workload.name == "mpt-7b"
         and row.gpu.id == "H100-SXM"
@@ -54,7 +58,7 @@ def test_mosaicml_mpt_7b_on_h100_declines_from_8_to_512_gpus() -> None:
         and row.precision == "bf16"
     }
     assert set(rows) >= {8, 128, 256, 512}
-    predicted = {gpus: calibration.predict(row) / gpus for gpus, row in rows.items()}
+    predicted = {gpus: perflab.predict(row) / gpus for gpus, row in rows.items()}
     decline = 1 - predicted[512] / predicted[8]
     assert 0.05 <= decline <= 0.14, predicted
     for gpus, row in rows.items():
@@ -85,10 +89,10 @@ def test_mfu_falls_from_one_node_to_thousands() -> None:
 def test_data_parallel_groups_cross_nodes_through_their_own_nics() -> None:
     spec = resolve_gpu("H100-SXM")
     # 64 nodes of 8: with 8-way tensor parallelism each data-parallel group has one rank, so one NIC, per node.
-    wide = model._dp_bandwidth(spec, "nvswitch", Plan(tp=1, dp=512), 8, 3200.0)
-    narrow = model._dp_bandwidth(spec, "nvswitch", Plan(tp=8, dp=64), 8, 3200.0)
+    wide = dp_bandwidth(spec, "nvswitch", Plan(tp=1, dp=512), 8, 3200.0, default_params())
+    narrow = dp_bandwidth(spec, "nvswitch", Plan(tp=8, dp=64), 8, 3200.0, default_params())
     assert narrow == pytest.approx(wide / 8)
     # Inside one node the NVSwitch carries the traffic whatever the tensor parallelism.
-    assert model._dp_bandwidth(spec, "nvswitch", Plan(tp=8, dp=1), 8, 3200.0) == pytest.approx(
-        model._dp_bandwidth(spec, "nvswitch", Plan(tp=1, dp=8), 8, 3200.0)
+    assert dp_bandwidth(spec, "nvswitch", Plan(tp=8, dp=1), 8, 3200.0, default_params()) == pytest.approx(
+        dp_bandwidth(spec, "nvswitch", Plan(tp=1, dp=8), 8, 3200.0, default_params())
     )
