@@ -334,10 +334,24 @@ def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame,
         column = "spot_price_usd_per_hour"
     elif spec.spot and spec.sort == "price-per-gpu":
         column = "spot_price_per_gpu_usd_per_hour"
-    result = result.sort_values(
-        [column, "provider", "region", "instance_type", "zone"],
-        ascending=[ascending, True, True, True, True],
-        na_position="last",
-        kind="stable",
-    )
-    return result.reset_index(drop=True), selection.notes
+    return result.take(_order(result, column, ascending)).reset_index(drop=True), selection.notes
+
+
+def _order(frame: pd.DataFrame, column: str, ascending: bool) -> npt.NDArray[np.intp]:
+    """The row order of ``frame`` by ``column`` (missing values last), then provider, region, instance type and zone:
+    one lexsort over key arrays (pandas' multi-key sort over Arrow strings costs several times the query)."""
+    import numpy as np
+    import pandas as pd
+
+    def ranks(name: str) -> npt.NDArray[np.float64]:
+        # A number as it is; a text as its rank among the column's values; missing as NaN, which lexsort puts last.
+        if pd.api.types.is_numeric_dtype(frame[name]):
+            return frame[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        codes, _ = pd.factorize(frame[name], sort=True)
+        return np.where(codes < 0, np.nan, codes.astype(np.float64))
+
+    keys = [ranks(name) for name in ("zone", "instance_type", "region", "provider")]
+    first = ranks(column)
+    # np.lexsort sorts by its last key first; a descending order negates (NaN stays last).
+    order: npt.NDArray[np.intp] = np.lexsort((*keys, first if ascending else -first))
+    return order
