@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import LIBRARY_CALLS, InputError
@@ -33,7 +34,8 @@ def snapshot_ids(snapshot: int | str | Sequence[int | str] | None) -> list[int]:
     """Snapshot ids from an id, a comma-separated text of ids, or a list of either; anything else is an InputError."""
     if snapshot is None:
         return []
-    items = [snapshot] if isinstance(snapshot, int | str) else snapshot
+    # A single id may be a numpy integer (a cell of catalog_status()).
+    items = [snapshot] if isinstance(snapshot, Integral | str) or not isinstance(snapshot, Sequence) else snapshot
     ids: list[int] = []
     for item in items:
         parts = item.split(",") if isinstance(item, str) else [item]
