@@ -166,8 +166,9 @@ def _load(
             raise InputError(f"must be a pandas DataFrame of offerings, got {type(catalog).__name__}", field="catalog")
         if snapshot is not None or as_of is not None:
             raise InputError("cannot be given with a snapshot or as_of, which read the store", field="catalog")
-        frame = with_derived(catalog) if derived and "stale" not in catalog.columns else catalog
-        return PinnedCatalog(frame, [], None)
+        frame, notes = _negotiated(catalog)
+        frame = with_derived(frame) if derived and "stale" not in frame.columns else frame
+        return PinnedCatalog(frame, [], None, notes)
     opened = open_store(store)
     try:
         pinned = pinned_snapshots(opened, snapshot, as_of)
@@ -175,10 +176,21 @@ def _load(
             infos, judged_at, frame = opened.current_snapshots(), None, opened.read_current()
         else:
             (infos, judged_at), frame = pinned, opened.read_snapshots([info.id for info in pinned[0]])
-        return PinnedCatalog(with_derived(frame, judged_at) if derived else frame, infos, judged_at)
     finally:
         if opened is not store:
             opened.close()
+    frame, notes = _negotiated(frame)
+    return PinnedCatalog(with_derived(frame, judged_at) if derived else frame, infos, judged_at, notes)
+
+
+def _negotiated(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The one place the user's negotiated prices (planner.catalog.negotiated) replace list prices; a catalog that
+    already says its prices' basis is left as it is (they are applied once)."""
+    from planner.catalog.negotiated import apply_terms, read_terms
+
+    if "price_basis" in frame.columns:
+        return frame, []
+    return apply_terms(frame, read_terms())
 
 
 def load_catalog(
@@ -283,7 +295,7 @@ def offers_with_notes(
     rest = [c for c in result.columns if c not in ordered]
     asked = _providers(spec.providers)
     read = [info for info in pinned.snapshots if not asked or info.provider in asked]
-    return FoundOffers(result[ordered + rest], [*notes, *stale_warnings(ages)], read, ages)
+    return FoundOffers(result[ordered + rest], [*pinned.notes, *notes, *stale_warnings(ages)], read, ages)
 
 
 def catalog_status(
@@ -559,6 +571,7 @@ def rank(
         price_sources=_price_sources(selection.offers),
         year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
         notes=[
+            *pinned.notes,
             *selection.notes,
             *result.notes,
             *tuned_stack_notes(job.stack, result.table["gpu"].unique().tolist() if len(result.table) else []),

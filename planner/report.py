@@ -47,6 +47,7 @@ OFFER_WIDE_COLUMNS = (
     "network_gbps",
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
+    "price_basis",
     "spot_note",
     "spot_interruption",
     "availability",
@@ -55,6 +56,7 @@ OFFER_WIDE_COLUMNS = (
 # What `offers --wide` leaves out first when the terminal is too narrow for all of it.
 OFFER_WIDE_DROP_ORDER = (
     "as_of",
+    "price_basis",
     "availability",
     "spot_interruption",
     "ram_gib",
@@ -256,6 +258,7 @@ TABLE_HEADERS: dict[str, str] = {
     "p_no_interruption": "P(none)",
     "spot_risky": "risky",
     "price_stale": "stale",
+    "price_basis": "basis",
     "available_now": "capacity",
     "available_checked_at": "capacity checked",
     "gpu_memory_gib": "GiB/GPU",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from planner.cost.result import RankResult
 
 # The table's columns, and the most options the table and the chart show (the chart: the cheapest per pricing).
-HTML_COLUMNS = ("rank", "provider", "region", "instance_type", "gpus", "pricing", "price_usd_per_hour",
+HTML_COLUMNS = ("rank", "provider", "region", "instance_type", "gpus", "pricing", "price_usd_per_hour", "price_basis",
                 "time_to_solution_hours", "cost_usd", "cost_low_usd", "cost_high_usd", "price_as_of")  # fmt: skip
 HTML_TOP = 20
 CHART_POINTS = 400

@@ -7,7 +7,7 @@ of its prices at the moment those snapshots were current, so that it reproduces 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,8 @@ class PinnedCatalog:
     frame: pd.DataFrame
     snapshots: list[SnapshotInfo]
     judged_at: datetime | None
+    # What was done to the stored prices on the way (the user's negotiated prices), in words.
+    notes: list[str] = field(default_factory=list)
 
 
 def snapshot_ids(snapshot: int | str | Sequence[int | str] | None) -> list[int]:

@@ -50,6 +50,8 @@ OFFER_COLUMNS: tuple[str, ...] = (
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
     "price_per_gpu_usd_per_hour",
+    "price_basis",
+    "spot_price_basis",
     "spot_interruption",
     "availability",
     "available_now",

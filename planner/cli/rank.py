@@ -46,8 +46,9 @@ HIDDEN_IN_TABLE = (
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
 # --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded);
 # the notes before what tells one option from another (node count, GPUs per node).
-WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "co2_kg", "notes", "p_no_interruption",
-                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node", "nodes")  # fmt: skip
+WIDE_DROP_ORDER = ("available_now", "price_basis", "price_stale", "pareto", "spot_risky", "co2_kg", "notes",
+                   "p_no_interruption", "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node",
+                   "nodes")  # fmt: skip
 DEFAULT_TABLE_TOP = 20
 # The options an HTML report shows without --top.
 HTML_TOP = 20

@@ -472,6 +472,8 @@ def _table(
             "price_usd_per_hour": price,
             # The unit clouds quote and people compare: the instance price over its GPUs.
             "price_per_gpu_usd_per_hour": price / fams.gpu_count[family],
+            # "list" or "negotiated" (the user's prices file): the basis of the price this option used.
+            "price_basis": text(_basis_at(offers, rows, spot)),
             "time_to_solution_hours": grid.wall_hours[cells],
             "time_low_hours": grid.wall_low_hours[cells],
             "time_high_hours": grid.wall_high_hours[cells],
@@ -517,6 +519,19 @@ def _table(
         copy=False,
     )
     return table, details
+
+
+def _basis_at(offers: pd.DataFrame, rows: IntArray, spot: IntArray) -> npt.NDArray[np.object_]:
+    """Per option, the basis of the price it used: its offering's on-demand or spot price basis ("list" when the
+    catalog does not say)."""
+    import numpy as np
+
+    if "price_basis" not in offers.columns:
+        return np.full(len(rows), "list", dtype=object)
+    on_demand = _text_at(offers["price_basis"], rows)
+    spot_basis = _text_at(offers["spot_price_basis"], rows) if "spot_price_basis" in offers.columns else on_demand
+    result: npt.NDArray[np.object_] = np.where(spot == 1, spot_basis, on_demand).astype(object)
+    return result
 
 
 def _codes_at(column: pd.Series, rows: IntArray) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:

@@ -37,6 +37,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "pricing",
     "price_usd_per_hour",
     "price_per_gpu_usd_per_hour",
+    "price_basis",
     "time_to_solution_hours",
     "time_low_hours",
     "time_high_hours",
