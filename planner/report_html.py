@@ -30,6 +30,8 @@ STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}"
     "table{border-collapse:collapse;font-size:.85rem}td,th{border-bottom:1px solid #ddd;padding:.2rem .5rem}"
     "td.n{text-align:right}h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem}.small{color:#666;font-size:.8rem}"
+    "dl{display:grid;grid-template-columns:max-content auto;gap:.1rem 1rem}dt{color:#666}dd{margin:0}"
+    ".wide{overflow-x:auto}"
 )
 
 
@@ -37,7 +39,7 @@ def html_report(result: RankResult, *, top: int = HTML_TOP, generated_at: dateti
     """``result`` as one HTML page: question, headline, chart (inline SVG), the best ``top`` options, assumptions,
     notes and the catalog snapshots and price sources behind the prices."""
     from planner import __version__
-    from planner.report import column_cells, with_gpu_label
+    from planner.report import TABLE_HEADERS, column_cells, with_gpu_label
 
     moment = (generated_at or datetime.now(UTC)).isoformat(timespec="seconds")
     options = result.table[result.table["rank"].notna()] if len(result.table) else result.table
@@ -53,7 +55,7 @@ def html_report(result: RankResult, *, top: int = HTML_TOP, generated_at: dateti
         "<h2>Cost and time of each option</h2>",
         _chart(options),
         f"<h2>Best {len(shown)} of {len(options)} options</h2>",
-        _table(shown, column_cells),
+        _table(shown, column_cells, TABLE_HEADERS),
         "<h2>Assumptions</h2>",
         _list(result.assumptions),
     ]
@@ -91,20 +93,20 @@ def _list(lines: Sequence[str]) -> str:
     return "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ul>"
 
 
-def _table(frame: pd.DataFrame, column_cells: Any) -> str:
+def _table(frame: pd.DataFrame, column_cells: Any, headers: Mapping[str, str]) -> str:
     columns = [c for c in HTML_COLUMNS if c in frame.columns]
     if not columns or frame.empty:
         return "<p>No option.</p>"
     cells = {column: column_cells(frame[column].tolist(), column) for column in columns}
     numeric = {column: frame[column].dtype.kind in "fiu" for column in columns}
-    head = "".join(f"<th>{escape(column)}</th>" for column in columns)
+    head = "".join(f"<th>{escape(headers.get(column, column).replace('_', ' '))}</th>" for column in columns)
     body = "".join(
         "<tr>"
         + "".join(f"<td{' class=n' if numeric[column] else ''}>{escape(cells[column][i])}</td>" for column in columns)
         + "</tr>"
         for i in range(len(frame))
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _sources(result: RankResult) -> str:
@@ -121,10 +123,10 @@ def _sources(result: RankResult) -> str:
 
 
 def _log_ticks(low: float, high: float) -> list[float]:
-    """Powers of ten (and 2 and 5 times them when few) between ``low`` and ``high``."""
+    """Powers of ten (and 2, 3 and 5 times them over a narrow range) between ``low`` and ``high``."""
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
     decades = [10.0**power for power in range(first, last + 1)]
-    steps = (1, 2, 5) if last - first <= 2 else (1,)
+    steps = (1, 2, 3, 5) if last - first <= 1 else (1, 2, 5) if last - first <= 2 else (1,)
     return [d * s for d in decades for s in steps if low <= d * s <= high]
 
 
@@ -166,7 +168,7 @@ def _chart(options: pd.DataFrame) -> str:
     for tick in _log_ticks(c_low, c_high):
         parts.append(f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" font-size="11" text-anchor="end">${tick:,.0f}</text>')
     parts.append(
-        f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" font-size="12" text-anchor="middle">'
+        f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" font-size="12" text-anchor="end">'
         "time to solution, hours (log)</text>"
     )
     parts.append(
@@ -188,8 +190,8 @@ def _chart(options: pd.DataFrame) -> str:
     legend = [(name, colour) for name, colour in COLOURS.items() if (points["pricing"] == name).any()]
     for i, (name, colour) in enumerate(legend):
         parts.append(
-            f'<circle cx="{WIDTH - RIGHT - 110}" cy="{TOP + 8 + 16 * i}" r="4" fill="{colour}"/>'
-            f'<text x="{WIDTH - RIGHT - 100}" y="{TOP + 12 + 16 * i}" font-size="11">{escape(name)}</text>'
+            f'<circle cx="{LEFT + 8 + 90 * i}" cy="{HEIGHT - 12}" r="4" fill="{colour}"/>'
+            f'<text x="{LEFT + 16 + 90 * i}" y="{HEIGHT - 8}" font-size="11">{escape(name)}</text>'
         )
     parts.append("</svg>")
     note = "Filled dots: the Pareto front (no other option both cheaper and faster)."
