@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner import checks
+from planner.catalog.pins import PinnedCatalog, pinned_snapshots, sources
 from planner.catalog.query import (
     OFFER_COLUMNS,
     STALE_AFTER_DAYS,
@@ -20,7 +21,7 @@ from planner.catalog.query import (
     with_derived,
 )
 from planner.catalog.schema import PROVIDERS
-from planner.catalog.store import CatalogStore
+from planner.catalog.store import CatalogStore, SnapshotInfo
 from planner.cost.request import Estimator, RankRequest
 from planner.errors import LIBRARY_CALLS, InputError, StaleCatalogError
 from planner.perf.options import EVIDENCE_FIELDS
@@ -145,23 +146,52 @@ def tuned_stack_notes(stack: str, gpus: Sequence[str]) -> list[str]:
     ]
 
 
+# A stored snapshot's id, a comma-separated text of ids, or a list of either (planner.catalog.pins).
+SnapshotIds = int | str | Sequence[int | str]
+
+
 def _load(
-    catalog: pd.DataFrame | None, store: CatalogStore | Path | str | None, *, derived: bool = True
-) -> pd.DataFrame:
-    """The given catalog, or the store's current one; with the derived columns unless ``derived`` is False."""
+    catalog: pd.DataFrame | None,
+    store: CatalogStore | Path | str | None,
+    *,
+    derived: bool = True,
+    snapshot: SnapshotIds | None = None,
+    as_of: str | datetime | None = None,
+) -> PinnedCatalog:
+    """The given catalog, the stored snapshots named by ``snapshot`` (ids) or current at ``as_of``, or the store's
+    current catalog; with the derived columns unless ``derived`` is False, and the snapshots it comes from."""
     if catalog is not None:
         import pandas as pd
 
         if not isinstance(catalog, pd.DataFrame):
             raise InputError(f"must be a pandas DataFrame of offerings, got {type(catalog).__name__}", field="catalog")
-        return with_derived(catalog) if derived and "stale" not in catalog.columns else catalog
+        if snapshot is not None or as_of is not None:
+            raise InputError("cannot be given with a snapshot or as_of, which read the store", field="catalog")
+        frame, notes = _negotiated(catalog)
+        frame = with_derived(frame) if derived and "stale" not in frame.columns else frame
+        return PinnedCatalog(frame, [], None, notes)
     opened = open_store(store)
     try:
-        frame = opened.read_current()
-        return with_derived(frame) if derived else frame
+        pinned = pinned_snapshots(opened, snapshot, as_of)
+        if pinned is None:
+            infos, judged_at, frame = opened.current_snapshots(), None, opened.read_current()
+        else:
+            (infos, judged_at), frame = pinned, opened.read_snapshots([info.id for info in pinned[0]])
     finally:
         if opened is not store:
             opened.close()
+    frame, notes = _negotiated(frame)
+    return PinnedCatalog(with_derived(frame, judged_at) if derived else frame, infos, judged_at, notes)
+
+
+def _negotiated(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The one place the user's negotiated prices (planner.catalog.negotiated) replace list prices; a catalog that
+    already says its prices' basis is left as it is (they are applied once)."""
+    from planner.catalog.negotiated import apply_terms, read_terms
+
+    if "price_basis" in frame.columns:
+        return frame, []
+    return apply_terms(frame, read_terms())
 
 
 def load_catalog(
@@ -169,16 +199,20 @@ def load_catalog(
     *,
     max_age_hours: float | None = None,
     provider: str | Sequence[str] | None = None,
+    snapshot: SnapshotIds | None = None,
+    as_of: str | datetime | None = None,
 ) -> pd.DataFrame:
     """Every current offering (of ``provider`` when given), one row per offering and zone, with derived columns.
 
-    ``max_age_hours`` refuses prices older than that, judged only on the providers asked for.
+    ``max_age_hours`` refuses prices older than that, judged only on the providers asked for. ``snapshot`` (stored
+    snapshot ids, one per provider) or ``as_of`` (a time: each provider's snapshot current then) reads those instead.
     """
-    frame = _load(None, store)
+    pinned = _load(None, store, snapshot=snapshot, as_of=as_of)
+    frame = pinned.frame
     providers = _providers(provider)
     if providers:
         frame = frame[frame["provider"].isin(providers)].reset_index(drop=True)
-    check_age(provider_ages(frame), max_age_hours)
+    check_age(provider_ages(frame, pinned.judged_at), max_age_hours)
     return frame
 
 
@@ -199,12 +233,16 @@ def offers(
     max_age_hours: float | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
+    snapshot: SnapshotIds | None = None,
+    as_of: str | datetime | None = None,
 ) -> pd.DataFrame:
     """Offerings matching the filters, cheapest first; ``gpu`` takes any spelling (a family name matches all variants).
 
     Without ``by_zone``, the zones of one region collapse into one row (the zone with the cheapest spot price).
+    ``snapshot`` (stored snapshot ids, one per provider) or ``as_of`` (a time) reads those snapshots, not the current
+    catalog.
     """
-    frame, _notes = offers_with_notes(
+    found = offers_with_notes(
         OfferFilter(
             gpus=_as_list(gpu, "gpu"),
             min_gpus=min_gpus,
@@ -222,8 +260,21 @@ def offers(
         max_age_hours=max_age_hours,
         catalog=catalog,
         store=store,
+        snapshot=snapshot,
+        as_of=as_of,
     )
-    return frame
+    return found.offers
+
+
+@dataclass(frozen=True)
+class FoundOffers:
+    """`offers`' answer with what the CLI shows beside it: the notes (how an ambiguous GPU name was read, stale
+    prices), the snapshots read and the age in hours of each provider's oldest price shown."""
+
+    offers: pd.DataFrame
+    notes: list[str]
+    snapshots: list[SnapshotInfo]
+    ages_hours: dict[str, float]
 
 
 def offers_with_notes(
@@ -232,21 +283,27 @@ def offers_with_notes(
     max_age_hours: float | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
-) -> tuple[pd.DataFrame, list[str]]:
-    """`offers`, plus the notes the CLI shows (how an ambiguous GPU name was read, stale prices)."""
-    frame = _load(catalog, store, derived=False)  # filter_offers derives the columns of the rows it keeps
-    result, notes = filter_offers(frame, spec)
-    ages = provider_ages(result)
+    snapshot: SnapshotIds | None = None,
+    as_of: str | datetime | None = None,
+) -> FoundOffers:
+    """`offers`, plus the notes the CLI shows, the snapshots read and the prices' ages."""
+    # filter_offers derives the columns of the rows it keeps
+    pinned = _load(catalog, store, derived=False, snapshot=snapshot, as_of=as_of)
+    result, notes = filter_offers(pinned.frame, spec, now=pinned.judged_at)
+    ages = provider_ages(result, pinned.judged_at)
     check_age(ages, max_age_hours)
     ordered = [c for c in OFFER_COLUMNS if c in result.columns]
     rest = [c for c in result.columns if c not in ordered]
-    return result[ordered + rest], [*notes, *stale_warnings(ages)]
+    asked = _providers(spec.providers)
+    read = [info for info in pinned.snapshots if not asked or info.provider in asked]
+    return FoundOffers(result[ordered + rest], [*pinned.notes, *notes, *stale_warnings(ages)], read, ages)
 
 
 def catalog_status(
     store: CatalogStore | Path | str | None = None, *, provider: str | Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """Per provider (those asked, else all): rows, source kind (bundled or live), source, as_of, age, stale."""
+    """Per provider (those asked, else all): its current snapshot's id (what ``snapshot=`` pins), rows, source kind
+    (bundled or live), source, as_of, age, stale."""
     import pandas as pd
 
     providers = _providers(provider)
@@ -256,6 +313,7 @@ def catalog_status(
         records: list[dict[str, Any]] = [
             {
                 "provider": s.provider,
+                "snapshot_id": s.id,
                 "rows": s.row_count,
                 "kind": s.kind,
                 "source": s.source,
@@ -273,6 +331,7 @@ def catalog_status(
             records,
             columns=[
                 "provider",
+                "snapshot_id",
                 "rows",
                 "kind",
                 "source",
@@ -450,7 +509,7 @@ def _refuse_unknown(options: dict[str, Any], known: Sequence[str]) -> None:
 
 # rank's own keyword arguments, for the close spellings of a mistyped one.
 RANK_ARGUMENTS = ("provider", "region", "gpu", "instance_type", "min_gpu_memory_gib", "max_age_hours",
-                  "available_only", "request", "catalog", "store", "estimator")  # fmt: skip
+                  "available_only", "request", "catalog", "store", "estimator", "snapshot", "as_of")  # fmt: skip
 
 
 def rank(
@@ -467,6 +526,8 @@ def rank(
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
     estimator: Estimator | None = None,
+    snapshot: SnapshotIds | None = None,
+    as_of: str | datetime | None = None,
     **options: Any,
 ) -> RankResult:
     """Every feasible offering for ``workload``, priced per training run and ranked.
@@ -477,7 +538,9 @@ def rank(
     ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
     the user's evidence (``measured``/``measured_on``, ``efficiency``, or ``profile``: a calibration profile or its
     file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``catalog`` replaces
-    the stored catalog and ``estimator`` the performance model.
+    the stored catalog and ``estimator`` the performance model. ``snapshot`` (stored snapshot ids, one per provider)
+    or ``as_of`` (a time: each provider's snapshot current then) pins the prices: the answer reproduces after any
+    later refresh, its prices' ages judged when those snapshots were current.
     """
     from planner.cost.rank import rank as _rank
     from planner.perf.workloads import resolve_workload, split_options
@@ -488,7 +551,8 @@ def rank(
     request, rest = _request(request, rest)
     _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), *EVIDENCE_FIELDS, *RANK_ARGUMENTS))
     job = resolve_workload(workload, **fields)
-    frame = _load(catalog, store, derived=False)
+    pinned = _load(catalog, store, derived=False, snapshot=snapshot, as_of=as_of)
+    frame = pinned.frame
     selection = select_offers(
         frame,
         OfferFilter(
@@ -504,27 +568,57 @@ def rank(
     asked = _providers(provider)
     judged = frame[frame["provider"].isin(asked)] if asked else frame
     oldest = oldest_prices(selection.offers if len(selection.offers) else judged)
-    now = datetime.now(UTC)
+    now = pinned.judged_at or datetime.now(UTC)
     ages = {provider: age_hours(stamp, now) for provider, stamp in sorted(oldest.items())}
     check_age(ages, max_age_hours)
-    as_of = min(oldest.values()) if len(selection.offers) and oldest else None
+    oldest_as_of = min(oldest.values()) if len(selection.offers) and oldest else None
     if selection.offers.empty:
         what = f"matches {selection.asked}" if selection.asked else "is in the catalog"
-        result = _rank(selection.offers, job, request, estimator or _default_estimator())
+        result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
         result = replace(result, message=f"no offering {what}")
     else:
-        result = _rank(selection.offers, job, request, estimator or _default_estimator())
+        result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
     return replace(
         result,
-        catalog_as_of=as_of,
+        catalog_as_of=oldest_as_of,
+        snapshots=sources([info for info in pinned.snapshots if not asked or info.provider in asked]),
+        question=_question(job, request, provider=asked, region=region, gpu=gpu, instance_type=instance_type),
+        price_sources=_price_sources(selection.offers),
         year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
         notes=[
+            *pinned.notes,
             *selection.notes,
             *result.notes,
             *tuned_stack_notes(job.stack, result.table["gpu"].unique().tolist() if len(result.table) else []),
             *stale_warnings(ages),
         ],
     )
+
+
+def _question(job: Workload, request: RankRequest, **filters: Any) -> dict[str, Any]:
+    """What a ranking was asked, in the user's words: the workload and its work, the constraints, the filters."""
+    return {
+        "workload": job.name,
+        "work": job.default_work_text(),
+        "precision": request.precision,
+        "deadline_hours": request.deadline_hours,
+        "budget_usd": request.budget_usd,
+        "pricing": request.pricing,
+        "max_nodes": request.max_nodes,
+        "by": request.by,
+        **{name: _as_list(value, name) for name, value in filters.items()},
+    }
+
+
+def _price_sources(offers: pd.DataFrame) -> dict[str, list[str]]:
+    """The distinct price_source of each provider's offerings, in the order they first appear."""
+    if offers.empty or "price_source" not in offers.columns:
+        return {}
+    pairs = offers[["provider", "price_source"]].drop_duplicates()
+    found: dict[str, list[str]] = {}
+    for provider, source in pairs.itertuples(index=False, name=None):
+        found.setdefault(str(provider), []).append(str(source))
+    return found
 
 
 def _year_note(

@@ -6,7 +6,12 @@ import re
 from collections.abc import Callable
 
 # Library calls a message may point the user to; each face names its own way to them (the CLI its command).
-LIBRARY_CALLS = {"gpus": "planner.hardware_table()", "refresh": "planner.refresh()", "offers": "planner.offers()"}
+LIBRARY_CALLS = {
+    "gpus": "planner.hardware_table()",
+    "refresh": "planner.refresh()",
+    "offers": "planner.offers()",
+    "status": "planner.catalog_status()",
+}
 
 
 class PlannerError(Exception):

@@ -10,6 +10,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ from planner.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
     from rich.text import Text
+
+    from planner.cost.result import RankResult
 
 # The table view of `offers`: what fits a terminal, and with --wide the rest (CSV and JSON carry every column).
 OFFER_TABLE_COLUMNS = (
@@ -44,6 +47,7 @@ OFFER_WIDE_COLUMNS = (
     "network_gbps",
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
+    "price_basis",
     "spot_note",
     "spot_interruption",
     "availability",
@@ -52,6 +56,7 @@ OFFER_WIDE_COLUMNS = (
 # What `offers --wide` leaves out first when the terminal is too narrow for all of it.
 OFFER_WIDE_DROP_ORDER = (
     "as_of",
+    "price_basis",
     "availability",
     "spot_interruption",
     "ram_gib",
@@ -68,10 +73,14 @@ WARNING_PREFIX = "warning: "
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
-def check_format(fmt: str) -> str:
+# rank and compare also write a one-file HTML report (planner.report_html).
+RANK_FORMATS = (*FORMATS, "html")
+
+
+def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
     """The format, or one clear line naming the allowed ones."""
-    if fmt not in FORMATS:
-        raise InputError(f"must be one of {', '.join(FORMATS)}, got {fmt!r}", field="format")
+    if fmt not in allowed:
+        raise InputError(f"must be one of {', '.join(allowed)}, got {fmt!r}", field="format")
     return fmt
 
 
@@ -137,6 +146,43 @@ def to_json(payload: pd.DataFrame | Mapping[str, Any] | Sequence[Any]) -> str:
     if hasattr(payload, "itertuples"):
         payload = records(payload)  # type: ignore[arg-type]
     return json.dumps(payload, indent=2, default=_json_value, allow_nan=False) + "\n"
+
+
+# The version of the JSON envelope every report carries; a change that renames or removes a key raises it.
+JSON_SCHEMA_VERSION = 1
+CURRENCY = "USD"
+
+
+def envelope(
+    payload: Mapping[str, Any],
+    *,
+    snapshots: Sequence[Mapping[str, Any]],
+    ages_days: Mapping[str, float],
+    generated_at: datetime | None = None,
+) -> dict[str, Any]:
+    """``payload`` under what makes a report reproducible and comparable: the output's schema version, the tool's
+    version, the currency, when it was made, the catalog snapshots its prices come from and each provider's oldest
+    price age in days (rounded to 0.01)."""
+    from planner import __version__
+
+    moment = generated_at or datetime.now(UTC)
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "tool_version": __version__,
+        "currency": CURRENCY,
+        "generated_at": moment.isoformat(timespec="seconds"),
+        "snapshots": [dict(item) for item in snapshots],
+        "price_ages_days": {provider: round(days, 2) for provider, days in sorted(ages_days.items())},
+        **payload,
+    }
+
+
+def oldest_price_days(table: pd.DataFrame) -> dict[str, float]:
+    """The age in days of each provider's oldest price among a ranking's options (``price_age_days``)."""
+    if table.empty or "price_age_days" not in table.columns:
+        return {}
+    oldest = table.groupby("provider")["price_age_days"].max()
+    return {str(provider): float(days) for provider, days in oldest.items() if days == days}
 
 
 def _cell(value: Any, column: str) -> str:
@@ -212,6 +258,7 @@ TABLE_HEADERS: dict[str, str] = {
     "p_no_interruption": "P(none)",
     "spot_risky": "risky",
     "price_stale": "stale",
+    "price_basis": "basis",
     "available_now": "capacity",
     "available_checked_at": "capacity checked",
     "gpu_memory_gib": "GiB/GPU",
@@ -479,3 +526,10 @@ def emit(text: str, output: Path | None) -> None:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{output}: cannot write ({exc.strerror or exc})", field="output") from None
+
+
+def html_report(result: RankResult, *, top: int = 20) -> str:
+    """``result`` as one self-contained HTML page (planner.report_html)."""
+    from planner.report_html import html_report as _html_report
+
+    return _html_report(result, top=top)

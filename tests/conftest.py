@@ -30,6 +30,8 @@ def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("GPUPLAN_HOME", str(home))
     monkeypatch.delenv("GPUPLAN_DATA_DIR", raising=False)
     monkeypatch.delenv("GPUPLAN_DATABASE_URL", raising=False)  # never a developer's team server
+    # Never the developer's own negotiated prices: a prices file only where a test writes one.
+    monkeypatch.setenv("GPUPLAN_PRICES_FILE", str(home / "prices.toml"))
     return home
 
 

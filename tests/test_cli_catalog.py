@@ -102,7 +102,7 @@ def test_gpus_shows_the_matmul_rate_the_model_uses_and_where_it_comes_from(cli: 
 def test_offers_h100_lists_every_variant(small_catalog: Path, cli: CliRun) -> None:
     code, out, err = cli(*["offers", "--gpu", "H100", "--format", "json"])
     assert code == 0
-    rows = json.loads(out)
+    rows = json.loads(out)["offers"]
     assert {r["provider"] for r in rows} == {"aws", "gcp", "azure"}
     assert {r["gpu"] for r in rows} == {"H100-SXM", "H100-NVL"}
     assert "matches every H100 variant" in err
@@ -115,13 +115,13 @@ def test_offers_h100_lists_every_variant(small_catalog: Path, cli: CliRun) -> No
 
 def test_offers_filters(small_catalog: Path, cli: CliRun) -> None:
     _, out, _ = cli(*["offers", "--max-gpus", "1", "--format", "json"])
-    assert {r["instance_type"] for r in json.loads(out)} == {"g5.xlarge", "=HYPERLINK(1)"}
+    assert {r["instance_type"] for r in json.loads(out)["offers"]} == {"g5.xlarge", "=HYPERLINK(1)"}
     _, out, _ = cli(*["offers", "--spot", "--max-price", "1", "--format", "json"])
-    assert [r["instance_type"] for r in json.loads(out)] == ["g5.xlarge"]
+    assert [r["instance_type"] for r in json.loads(out)["offers"]] == ["g5.xlarge"]
     _, out, _ = cli(*["offers", "-p", "gcp", "-r", "us-central1", "--min-gpu-memory", "80", "-f", "json"])
-    assert [r["instance_type"] for r in json.loads(out)] == ["a3-highgpu-8g"]
+    assert [r["instance_type"] for r in json.loads(out)["offers"]] == ["a3-highgpu-8g"]
     _, out, _ = cli(*["offers", "--by-zone", "--gpu", "h100-sxm", "-p", "aws", "-f", "json"])
-    assert sorted(r["zone"] for r in json.loads(out)) == ["use1-az4", "use1-az6"]
+    assert sorted(r["zone"] for r in json.loads(out)["offers"]) == ["use1-az4", "use1-az6"]
 
 
 def test_offers_csv_is_injection_safe_and_numbers_stay_numbers(
@@ -207,8 +207,8 @@ def test_typer_usage_errors_exit_2(cli: CliRun) -> None:
 def test_offers_by_instance_type(small_catalog: Path, cli: CliRun) -> None:
     for flag in ("--instance", "--instance-type", "-i"):
         code, out, _ = cli(*["offers", flag, "g5.xlarge", "-f", "json"])
-        assert code == 0 and [r["instance_type"] for r in json.loads(out)] == ["g5.xlarge"]
+        assert code == 0 and [r["instance_type"] for r in json.loads(out)["offers"]] == ["g5.xlarge"]
     _, out, _ = cli(*["offers", "-i", "g5.xlarge", "-i", "a3-highgpu-8g", "-f", "json"])
-    assert {r["instance_type"] for r in json.loads(out)} == {"g5.xlarge", "a3-highgpu-8g"}
+    assert {r["instance_type"] for r in json.loads(out)["offers"]} == {"g5.xlarge", "a3-highgpu-8g"}
     code, _, err = cli(*["offers", "-i", "g5.xlarg"])
     assert code == 2 and err.startswith("error: --instance has an unknown instance type 'g5.xlarg'"), err

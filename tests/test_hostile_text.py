@@ -65,7 +65,7 @@ def test_csv_output_neutralises_every_line_of_hostile_cells(hostile_store: None,
 def test_json_output_keeps_the_text_as_it_is(hostile_store: None, cli: CliRun) -> None:
     code, out, _ = cli("offers", "-p", "aws", "--by-zone", "-f", "json")
     assert code == 0
-    assert {row["instance_type"] for row in json.loads(out)} == {*HOSTILE_TYPES, MARKUP_TYPE}
+    assert {row["instance_type"] for row in json.loads(out)["offers"]} == {*HOSTILE_TYPES, MARKUP_TYPE}
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, pick: Callable
 
 def _ranked(monkeypatch: pytest.MonkeyPatch) -> list[RankRequest]:
     """The requests planner.cost.rank.rank (pure, below the façade) receives."""
-    return _spy(monkeypatch, planner.cost.rank, "rank", lambda offers, workload, request, estimator: request)
+    return _spy(monkeypatch, planner.cost.rank, "rank", lambda offers, workload, request, estimator, **_: request)
 
 
 def _handed(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:

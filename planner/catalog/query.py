@@ -50,6 +50,8 @@ OFFER_COLUMNS: tuple[str, ...] = (
     "price_usd_per_hour",
     "spot_price_usd_per_hour",
     "price_per_gpu_usd_per_hour",
+    "price_basis",
+    "spot_price_basis",
     "spot_interruption",
     "availability",
     "available_now",
@@ -322,13 +324,16 @@ def collapse_zones(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.take(np.sort(order[first]))
 
 
-def filter_offers(frame: pd.DataFrame, spec: OfferFilter) -> tuple[pd.DataFrame, list[str]]:
-    """``select_offers``, then zones collapsed (unless ``by_zone``), price per GPU added and sorted by ``sort``."""
+def filter_offers(
+    frame: pd.DataFrame, spec: OfferFilter, now: datetime | None = None
+) -> tuple[pd.DataFrame, list[str]]:
+    """``select_offers``, then zones collapsed (unless ``by_zone``), price per GPU added and sorted by ``sort``;
+    ``now`` is the moment prices are judged stale at (default: now)."""
     selection = select_offers(frame, spec)
     result = selection.offers
     if not spec.by_zone:
         result = collapse_zones(result)
-    result = with_derived(result)
+    result = with_derived(result, now)
     column, ascending = SORT_KEYS[spec.sort]
     if spec.spot and spec.sort == "price":
         column = "spot_price_usd_per_hour"

@@ -387,6 +387,31 @@ class CatalogStore:
             ).fetchall()
         )
 
+    def snapshot_infos(self, snapshot_ids: Sequence[int]) -> list[SnapshotInfo]:
+        """The snapshots of ``snapshot_ids`` that exist, in id order (an id no snapshot has is left out)."""
+        ids = sorted({int(i) for i in snapshot_ids})
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        query = f"SELECT {_SNAPSHOT_FIELDS} FROM snapshots WHERE id IN ({marks}) ORDER BY id"
+        return [SnapshotInfo(*row) for row in self._db.execute(query, ids).fetchall()]
+
+    def read_snapshots(self, snapshot_ids: Sequence[int]) -> pd.DataFrame:
+        """The offerings of the given snapshots (current or not) as one DataFrame with the schema's columns, in a
+        fixed order: a report pinned to them reads the same rows after any later refresh."""
+        import pandas as pd
+
+        ids = sorted({int(i) for i in snapshot_ids})
+        rows: list[tuple[Any, ...]] = []
+        if ids:
+            marks = ", ".join("?" for _ in ids)
+            rows = self._db.execute(
+                f"SELECT {', '.join(COLUMN_NAMES)} FROM offerings WHERE snapshot_id IN ({marks})"
+                " ORDER BY snapshot_id, instance_type, region, zone",
+                ids,
+            ).fetchall()
+        return _typed_frame(pd.DataFrame.from_records(rows, columns=list(COLUMN_NAMES)))
+
     def change_mark(self) -> tuple[Any, ...]:
         """What changes with every write: the mark each write transaction renews, and the newest snapshot id (which
         a store written by an older gpu-planner, one without the mark, still advances)."""

@@ -9,6 +9,7 @@ COMMANDS_FOR_CALLS = {
     LIBRARY_CALLS["gpus"]: "`gpuplan gpus`",
     LIBRARY_CALLS["refresh"]: "`gpuplan catalog refresh`",
     LIBRARY_CALLS["offers"]: "`gpuplan offers`",
+    LIBRARY_CALLS["status"]: "`gpuplan catalog status`",
 }
 
 

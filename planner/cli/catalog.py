@@ -10,7 +10,7 @@ import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
-from planner.cli.rank_opts import MaxAgeOpt, QuietOpt
+from planner.cli.rank_opts import AsOfOpt, MaxAgeOpt, QuietOpt, SnapshotOpt
 from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS, OFFER_WIDE_DROP_ORDER
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
@@ -115,6 +115,8 @@ def offers(
         ),
     ] = False,
     max_age: MaxAgeOpt = None,
+    snapshot: SnapshotOpt = None,
+    as_of: AsOfOpt = None,
     fmt: FormatOpt = "table",
     output: OutputOpt = None,
     wide: WideOpt = False,
@@ -140,8 +142,9 @@ def offers(
     from planner.report import check_format, notes_to_show
 
     check_format(fmt)
-    frame, notes = offers_with_notes(spec, max_age_hours=max_age)
-    for message in notes_to_show(notes, quiet=quiet):
+    found = offers_with_notes(spec, max_age_hours=max_age, snapshot=snapshot, as_of=as_of)
+    frame = found.offers
+    for message in notes_to_show(found.notes, quiet=quiet):
         note(message)
     if frame.empty:
         note("no offering matches these filters")
@@ -153,6 +156,16 @@ def offers(
         columns = ("provider", "region", "zone", *columns[2:])
     if available_only:
         columns = (*columns, "available_checked_at")
+    if fmt == "json":
+        # One object like every report: the offerings under "offers", beside the snapshots they come from.
+        from planner import report
+        from planner.catalog.pins import sources
+
+        ages_days = {provider: hours / 24 for provider, hours in found.ages_hours.items()}
+        payload = {"offers": report.records(frame)}
+        text = report.to_json(report.envelope(payload, snapshots=sources(found.snapshots), ages_days=ages_days))
+        report.emit(text, output)
+        return
     render(
         frame,
         fmt,
@@ -179,7 +192,7 @@ def status(
     from planner.api import catalog_status, stale_warnings
 
     frame = catalog_status(provider=provider)
-    columns = ("provider", "rows", "kind", "as_of", "age_days", "stale", "source")
+    columns = ("provider", "snapshot_id", "rows", "kind", "as_of", "age_days", "stale", "source")
     render(frame, fmt, output, title="Catalog", columns=columns)
     for message in stale_warnings(dict(zip(frame["provider"], frame["age_hours"], strict=True))):
         note(message)

@@ -44,7 +44,8 @@ def render_estimate(result: dict[str, Any], fmt: str) -> str:
 
     report.check_format(fmt)
     if fmt == "json":
-        return report.to_json(result)
+        # The envelope every JSON report carries; an estimate reads no prices, so it names no snapshot.
+        return report.to_json(report.envelope(result, snapshots=[], ages_days={}))
     if fmt == "csv":
         raise InputError("--format for estimate must be table or json")
     import pandas as pd

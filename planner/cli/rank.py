@@ -45,9 +45,12 @@ HIDDEN_IN_TABLE = (
 TABLE_VIEW = tuple(c for c in TABLE_COLUMNS if c not in HIDDEN_IN_TABLE)
 # --wide on a terminal too narrow for every column leaves these out, first to last, until the rest fits (folded);
 # the notes before what tells one option from another (node count, GPUs per node).
-WIDE_DROP_ORDER = ("available_now", "price_stale", "pareto", "spot_risky", "co2_kg", "notes", "p_no_interruption",
-                   "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node", "nodes")  # fmt: skip
+WIDE_DROP_ORDER = ("available_now", "price_basis", "price_stale", "pareto", "spot_risky", "co2_kg", "notes",
+                   "p_no_interruption", "cost_high_usd", "cost_low_usd", "expected_interruptions", "gpus_per_node",
+                   "nodes")  # fmt: skip
 DEFAULT_TABLE_TOP = 20
+# The options an HTML report shows without --top.
+HTML_TOP = 20
 # When nothing meets the deadline, or holds the job, on --max-nodes instances, rank is asked again with up to this many.
 WIDER_MAX_NODES = 16
 
@@ -63,15 +66,19 @@ def note(message: str) -> None:
 def _payload(result: RankResult, table: Any) -> dict[str, Any]:
     from planner import report
 
-    return {
-        "catalog_as_of": result.catalog_as_of,
-        "message": result.message,
-        "headline": result.headline_lines(),
-        "options": report.records(table),
-        "excluded": report.records(result.excluded),
-        "assumptions": result.assumptions,
-        "notes": result.notes,
-    }
+    return report.envelope(
+        {
+            "catalog_as_of": result.catalog_as_of,
+            "message": result.message,
+            "headline": result.headline_lines(),
+            "options": report.records(table),
+            "excluded": report.records(result.excluded),
+            "assumptions": result.assumptions,
+            "notes": result.notes,
+        },
+        snapshots=result.snapshots,
+        ages_days=report.oldest_price_days(result.table),
+    )
 
 
 def _render(result: RankResult, table: Any, out: OutputFlags, title: str, view: tuple[str, ...]) -> None:
@@ -82,6 +89,8 @@ def _render(result: RankResult, table: Any, out: OutputFlags, title: str, view: 
         text = report.to_csv(table)
     elif fmt == "json":
         text = report.to_json(_payload(result, table))
+    elif fmt == "html":
+        text = report.html_report(result, top=len(table) if len(table) else HTML_TOP)
     elif len(table) == 0:
         return  # an empty table says nothing: the reason follows on stderr ("no option: ...")
     else:
@@ -200,13 +209,13 @@ def rank(
     from planner import report
     from planner.api import rank as api_rank
 
-    report.check_format(out.fmt)
+    report.check_format(out.fmt, report.RANK_FORMATS)
     checks.optional_whole("top", top)
     built = job.workload(workload)
     # Every option is ranked (the count is shown); the table keeps the best ``top`` below.
     request = asked.request()
     # A terminal table of hundreds of rows helps nobody; CSV and JSON carry every option unless --top says otherwise.
-    shown_top = top if top is not None or out.fmt != "table" else DEFAULT_TABLE_TOP
+    shown_top = top if top is not None or out.fmt in ("csv", "json") else DEFAULT_TABLE_TOP
 
     def ranked(asked: RankRequest) -> RankResult:
         return api_rank(
@@ -274,7 +283,7 @@ def compare(
     from planner.api import compare as api_compare
     from planner.cost.compare import COMPARE_COLUMNS
 
-    report.check_format(out.fmt)
+    report.check_format(out.fmt, report.RANK_FORMATS)
     built = job.workload(workload)
     request = asked.request()
     result = api_compare(

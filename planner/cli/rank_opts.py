@@ -14,7 +14,7 @@ from planner.catalog.schema import PROVIDERS
 from planner.cli.workload_opts import EvidenceFlags, PrecisionOpt
 from planner.cost.request import RankRequest
 
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv, json or html (a one-file report).")]
 OutputOpt = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write the data to this file instead of stdout.")
 ]
@@ -45,6 +45,18 @@ CheckpointStorageOpt = Annotated[
 RestartOpt = Annotated[float, typer.Option("--restart-overhead-hours", help="Hours to resume after a spot stop.")]
 StartupOpt = Annotated[
     float, typer.Option("--startup-overhead-hours", help="Hours to boot, pull images and stage data, billed.")
+]
+SnapshotOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--snapshot",
+        help="Read these stored snapshots (ids from `catalog status`, one per provider; repeatable or comma-separated) "
+        "instead of the current catalog: the answer reproduces after later refreshes.",
+    ),
+]
+AsOfOpt = Annotated[
+    str | None,
+    typer.Option("--as-of", help="Read each provider's snapshot that was current at this ISO 8601 time."),
 ]
 AvailableOpt = Annotated[
     bool,
@@ -118,6 +130,8 @@ class WhereFlags:
     region: RegionOpt = None
     max_age: MaxAgeOpt = None
     available_only: AvailableOpt = False
+    snapshot: SnapshotOpt = None
+    as_of: AsOfOpt = None
 
     def filters(self) -> dict[str, Any]:
         """The filters as planner.api.rank's keyword arguments."""
@@ -126,6 +140,8 @@ class WhereFlags:
             "region": self.region,
             "max_age_hours": self.max_age,
             "available_only": self.available_only,
+            "snapshot": self.snapshot,
+            "as_of": self.as_of,
         }
 
 

@@ -54,6 +54,9 @@ def best_of_each(
         details=pd.DataFrame.from_records(detail_rows),
         message=result.message if result.empty else None,
         notes=result.notes,
+        snapshots=result.snapshots,
+        question=result.question,
+        price_sources=result.price_sources,
     )
 
 

@@ -351,7 +351,8 @@ def assumptions_for(workload: Workload, request: RankRequest) -> list[str]:
         f"start-up overhead {request.startup_overhead_hours:g} h per run (boot, image pull, data staging), billed",
         f"billing: {billing_text()}",
         "cost = instances x billed hours x price per instance-hour; totals are sums of the cost lines",
-        "zones of one region collapse to the cheapest; prices are catalog prices (no discounts, storage or egress)",
+        "zones of one region collapse to the cheapest; prices are catalog list prices unless your prices file "
+        "negotiates them (price_basis says which); no storage or egress",
         f"runs over {long_run_hours(request.spot_warning_hours):g} h carry a note: on demand, host maintenance or a "
         "failure can stop them (not priced); on spot they need checkpoints and automatic restarts",
     ]

@@ -11,6 +11,7 @@ filters the catalog and resolves the workload before calling it. The stages, eac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.query import local_zones, price_age_days, stale_prices
@@ -346,8 +347,12 @@ def _closest_miss(fams: Families, model: ModelGrid, max_nodes: int) -> str | Non
     )
 
 
-def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimator: Estimator) -> RankResult:
+def rank(
+    offers: pd.DataFrame, workload: Workload, request: RankRequest, estimator: Estimator, *, now: datetime | None = None
+) -> RankResult:
     """Price ``workload`` on every offering of ``offers`` and configuration (1..``request.max_nodes`` instances).
+
+    ``now``: the moment prices' ages are judged at (default: now; a report pinned to snapshots passes theirs).
 
     ``offers`` is already filtered (every zone, catalog order); the result carries no catalog date or filter
     notes, which the caller adds. Raises InputError only when every configuration fails on the same bad input.
@@ -375,7 +380,7 @@ def rank(offers: pd.DataFrame, workload: Workload, request: RankRequest, estimat
         return empty_result(assumptions, None, message, [], excluded)
 
     sel, pareto, co2 = _select_and_order(options, ok, fams, rows, grid, request)
-    table, details = _table(offers, fams, model, grid, rows, options.take(sel), pareto, co2, request)
+    table, details = _table(offers, fams, model, grid, rows, options.take(sel), pareto, co2, request, now)
     return RankResult(
         table=table,
         excluded=excluded,
@@ -403,6 +408,7 @@ def _table(
     pareto: BoolArray,
     co2: FloatArray,
     request: RankRequest,
+    now: datetime | None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The options table (TABLE_COLUMNS) of the ``chosen`` options, in order, and, row for row, the quantities of
     their cost lines."""
@@ -466,6 +472,8 @@ def _table(
             "price_usd_per_hour": price,
             # The unit clouds quote and people compare: the instance price over its GPUs.
             "price_per_gpu_usd_per_hour": price / fams.gpu_count[family],
+            # "list" or "negotiated" (the user's prices file): the basis of the price this option used.
+            "price_basis": text(_basis_at(offers, rows, spot)),
             "time_to_solution_hours": grid.wall_hours[cells],
             "time_low_hours": grid.wall_low_hours[cells],
             "time_high_hours": grid.wall_high_hours[cells],
@@ -482,9 +490,9 @@ def _table(
             "co2_kg": co2,
             "pareto": pareto,
             "price_as_of": text(np.append(as_of_names, "")[as_of_codes]),
-            "price_age_days": np.append(price_age_days(pd.Series(as_of_names, dtype=object)), np.nan)[as_of_codes],
+            "price_age_days": np.append(price_age_days(pd.Series(as_of_names, dtype=object), now), np.nan)[as_of_codes],
             # Prices older than STALE_AFTER_DAYS, and the cloud's capacity reading (true, false or unknown).
-            "price_stale": np.append(stale_prices(pd.Series(as_of_names, dtype=object)), False)[as_of_codes],
+            "price_stale": np.append(stale_prices(pd.Series(as_of_names, dtype=object), now), False)[as_of_codes],
             "available_now": text(_text_at(offers["available_now"], rows)),
             "notes": text(notes),
         },
@@ -511,6 +519,19 @@ def _table(
         copy=False,
     )
     return table, details
+
+
+def _basis_at(offers: pd.DataFrame, rows: IntArray, spot: IntArray) -> npt.NDArray[np.object_]:
+    """Per option, the basis of the price it used: its offering's on-demand or spot price basis ("list" when the
+    catalog does not say)."""
+    import numpy as np
+
+    if "price_basis" not in offers.columns:
+        return np.full(len(rows), "list", dtype=object)
+    on_demand = _text_at(offers["price_basis"], rows)
+    spot_basis = _text_at(offers["spot_price_basis"], rows) if "spot_price_basis" in offers.columns else on_demand
+    result: npt.NDArray[np.object_] = np.where(spot == 1, spot_basis, on_demand).astype(object)
+    return result
 
 
 def _codes_at(column: pd.Series, rows: IntArray) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:

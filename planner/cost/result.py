@@ -37,6 +37,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "pricing",
     "price_usd_per_hour",
     "price_per_gpu_usd_per_hour",
+    "price_basis",
     "time_to_solution_hours",
     "time_low_hours",
     "time_high_hours",
@@ -112,6 +113,13 @@ class RankResult:
     notes: list[str] = field(default_factory=list)
     # Set when the best option takes over a year: that no option finishes within one, and what would.
     year_note: str | None = None
+    # The stored snapshots the prices come from (provider, snapshot_id, as_of, kind, source); empty for a catalog
+    # passed in as a DataFrame.
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    # What was asked, in words: workload, work, constraints and filters (the HTML report's first lines).
+    question: dict[str, Any] = field(default_factory=dict)
+    # Per provider, the catalog's price_source of the offerings ranked.
+    price_sources: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -217,6 +225,13 @@ class RankResult:
             text += f"; {reason}"
         age = price_age_text(row)
         return f"{text}; {age}" if age else text
+
+    def to_html(self, *, top: int = 20) -> str:
+        """The ranking as one self-contained HTML page (no network reference): question, answer, a cost-vs-time
+        chart, the best ``top`` options, assumptions and the snapshots and sources of the prices."""
+        from planner.report_html import html_report
+
+        return html_report(self, top=top)
 
     def cost_lines(self, rank: int) -> list[CostLine]:
         """The named cost lines of the option ranked ``rank`` (1-based); they sum to its ``cost_usd``."""

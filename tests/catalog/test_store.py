@@ -50,6 +50,18 @@ def test_write_switches_current_and_keeps_history(store_location: str) -> None:
         assert list(history["snapshot_id"]) == [first.snapshot.id, second.snapshot.id]
 
 
+def test_read_snapshots_reads_old_snapshots_after_a_refresh(store_location: str) -> None:
+    with CatalogStore(store_location, seed=False) as store:
+        first = store.write_snapshot("aws", _rows(3, 10.0), source="t1", as_of="2026-01-01T00:00:00+00:00")
+        store.write_snapshot("aws", _rows(2, 20.0), source="t2", as_of="2026-02-01T00:00:00+00:00")
+        assert first is not None
+        pinned = store.read_snapshots([first.snapshot.id])
+        assert list(pinned["price_usd_per_hour"]) == [10.0, 11.0, 12.0]
+        assert dict(pinned.dtypes) == dict(store.read_current().dtypes)
+        assert [info.source for info in store.snapshot_infos([first.snapshot.id, 999])] == ["t1"]
+        assert store.read_snapshots([]).empty and store.snapshot_infos([]) == []
+
+
 def test_providers_are_independent(store_location: str) -> None:
     with CatalogStore(store_location, seed=False) as store:
         store.write_snapshot("aws", _rows(2), source="a", as_of="2026-01-01T00:00:00+00:00")

@@ -238,7 +238,7 @@ def test_offers_available_only_on_the_cli(cli: CliRun, no_bundled_catalog: Path)
         )
     code, out, err = cli("offers", "--available-only", "--format", "json")
     assert code == 0
-    assert [(r["provider"], r["region"], r["available_now"]) for r in json.loads(out)] == [
+    assert [(r["provider"], r["region"], r["available_now"]) for r in json.loads(out)["offers"]] == [
         ("lambda", "us-east-3", "true")
     ]
     assert "warning: left out aws: no capacity figure (only lambda reports capacity on refresh)" in err
@@ -248,4 +248,4 @@ def test_offers_available_only_on_the_cli(cli: CliRun, no_bundled_catalog: Path)
     code, out, _ = cli("offers", "--available-only")
     assert code == 0 and "us-east-3" in out and "us-east-1 " not in out
     code, out, _ = cli("offers", "--format", "json")
-    assert {r["available_now"] for r in json.loads(out)} == {"true", "false", "unknown"}
+    assert {r["available_now"] for r in json.loads(out)["offers"]} == {"true", "false", "unknown"}
