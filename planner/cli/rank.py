@@ -16,7 +16,7 @@ from planner import checks
 from planner.cli.groups import with_groups
 from planner.cli.rank_opts import OutputFlags, RankFlags, WhereFlags
 from planner.cli.workload_opts import ProfileOpt, WorkloadFlags, WorkloadOpt, profile_keyword
-from planner.cost.result import SPOT_FLOOR_NOTE, TABLE_COLUMNS
+from planner.cost.result import SPOT_FAR_BELOW_NOTE, SPOT_FLOOR_NOTE, TABLE_COLUMNS
 
 if TYPE_CHECKING:
     from planner.cost.rank import RankResult
@@ -130,11 +130,19 @@ def _at_floor(table: Any) -> Any:
     )
 
 
+def _far_below(table: Any) -> Any:
+    """Which rows are spot runs priced under half their type's median across regions (rank's notes say so)."""
+    if table is None or "notes" not in table.columns or "pricing" not in table.columns:
+        return None
+    notes = table["notes"].fillna("").astype(str)
+    return (table["pricing"] == "spot") & notes.str.contains(SPOT_FAR_BELOW_NOTE, regex=False)
+
+
 def _mark_spot(table: Any) -> Any:
     """The table view says where the number stands that a spot run may well not deliver: RISKY (the high scenario
-    more than doubles it) and FLOOR (a floor price, not a market one). CSV and JSON carry ``spot_risky`` and
-    ``notes``."""
-    for mask, word in ((_risky(table), "RISKY"), (_at_floor(table), "FLOOR")):
+    more than doubles it), FLOOR (a floor price, not a market one) and LOW (far under the type's other regions, no
+    second source). CSV and JSON carry ``spot_risky`` and ``notes``."""
+    for mask, word in ((_risky(table), "RISKY"), (_at_floor(table), "FLOOR"), (_far_below(table), "LOW")):
         if _shows(mask):
             table.loc[mask, "pricing"] = table.loc[mask, "pricing"] + f" {word}"
     return table
@@ -167,6 +175,8 @@ def _finish(
         )
     if fmt == "table" and not quiet and _shows(_at_floor(shown_table)):
         note(f"spot FLOOR: {SPOT_FLOOR_NOTE} (the clouds' deepest discount)")
+    if fmt == "table" and not quiet and _shows(_far_below(shown_table)):
+        note(f"spot LOW: {SPOT_FAR_BELOW_NOTE}")
     if fmt == "table" and not quiet:
         if shown < total:
             rows = len(shown_table) if shown_table is not None else shown

@@ -26,6 +26,10 @@ from planner.cost.request import ORDERS, PRICINGS, Estimator, RankRequest
 from planner.cost.result import (
     EXCLUDED_COLUMNS,
     PRICING_NAMES,
+    SPOT_FAR_BELOW_MIN_REGIONS,
+    SPOT_FAR_BELOW_NOTE,
+    SPOT_FAR_BELOW_SHARE,
+    SPOT_FLOOR_NOTE,
     TABLE_COLUMNS,
     UNCALIBRATED_NOTE,
     RankResult,
@@ -457,6 +461,12 @@ def _table(
     notes = _joined(
         words, [(local[one].astype(np.int64) - 1, [LOCAL_ZONE_NOTE]), *_model_notes(model, family[one], nodes[one])]
     )[inverse]
+    low = (spot == 1) & _far_below_other_regions(offers, rows)
+    if low.any():  # a floor price is far below by definition, and its note already says what it is
+        low &= np.array([SPOT_FLOOR_NOTE not in note for note in notes], dtype=bool)
+    if low.any():
+        notes = notes.copy()
+        notes[low] = [f"{note}; {SPOT_FAR_BELOW_NOTE}" if note else SPOT_FAR_BELOW_NOTE for note in notes[low]]
     table = pd.DataFrame(
         {
             "rank": np.arange(1, len(rows) + 1),
@@ -531,6 +541,28 @@ def _basis_at(offers: pd.DataFrame, rows: IntArray, spot: IntArray) -> npt.NDArr
     on_demand = _text_at(offers["price_basis"], rows)
     spot_basis = _text_at(offers["spot_price_basis"], rows) if "spot_price_basis" in offers.columns else on_demand
     result: npt.NDArray[np.object_] = np.where(spot == 1, spot_basis, on_demand).astype(object)
+    return result
+
+
+def _far_below_other_regions(offers: pd.DataFrame, rows: IntArray) -> npt.NDArray[np.bool_]:
+    """Which of ``rows`` have a spot price under SPOT_FAR_BELOW_SHARE of their instance type's median spot price
+    across the other regions that sell it (three or more regions): a price no second source confirms."""
+    import numpy as np
+    import pandas as pd
+
+    spot = offers["spot_price_usd_per_hour"].to_numpy(dtype=np.float64, na_value=np.nan)
+    codes = pd.factorize(offers["instance_type"])[0]
+    region_codes = pd.factorize(offers["region"])[0]
+    priced = ~np.isnan(spot)
+    # One price per type and region (a region's cheapest zone), so a region with many zones does not weigh more.
+    per_region = pd.DataFrame({"type": codes[priced], "region": region_codes[priced], "spot": spot[priced]})
+    cheapest = per_region.groupby(["type", "region"], sort=False)["spot"].min().reset_index()
+    grouped = cheapest.groupby("type")["spot"]
+    medians = grouped.median()[grouped.count() >= SPOT_FAR_BELOW_MIN_REGIONS]
+    median = np.full(int(codes.max()) + 1 if len(codes) else 0, np.nan)
+    median[medians.index.to_numpy()] = medians.to_numpy()
+    at = codes[rows]
+    result: npt.NDArray[np.bool_] = spot[rows] < SPOT_FAR_BELOW_SHARE * median[at]
     return result
 
 

@@ -17,6 +17,11 @@ SPOT_FLOOR_NOTE = "spot price at the 90%-off floor in its zone: little spot capa
 # An option whose GPU has no published measurements of this kind of model (CNN, encoder, decoder) in the calibration
 # data: its time is the model's extrapolation.
 UNCALIBRATED_NOTE = "GPU not calibrated for this kind of model (wider band)"
+# A spot price this far under its type's median across regions has no second source behind it (Google's europe-north1
+# A3 at 0.27x its regions' median, 2026): shown, marked, and never the headline unremarked.
+SPOT_FAR_BELOW_SHARE = 0.5
+SPOT_FAR_BELOW_MIN_REGIONS = 3
+SPOT_FAR_BELOW_NOTE = "spot price under half its type's median across regions: unconfirmed, check it before buying"
 RISKY_NOTE = "RISKY: the high scenario more than doubles time or cost"
 # A buyer acting on the headline is told when its price is older than this (issue 38): spot prices move within
 # days, and on-demand list prices change a few times a year; the catalog's own stale mark (STALE_AFTER_DAYS) is later.
@@ -278,6 +283,9 @@ def caveats(row: pd.Series) -> tuple[list[str], list[str]]:
     if SPOT_FLOOR_NOTE in notes:
         words.append("at the spot floor")
         sentences.append(SPOT_FLOOR_NOTE)
+    if row["pricing"] == "spot" and SPOT_FAR_BELOW_NOTE in notes:
+        words.append("far below its other regions")
+        sentences.append(SPOT_FAR_BELOW_NOTE)
     if UNCALIBRATED_NOTE in notes:
         sentences.append(f"{row['gpu']}: {UNCALIBRATED_NOTE}")
     return words, sentences
@@ -295,14 +303,21 @@ def caveat_marks(options: pd.DataFrame) -> pd.Series:
     """' RISKY', ' FLOOR', ' RISKY FLOOR' or '' per option: the words to put after its pricing in a table."""
     spot = options["pricing"] == "spot"
     risky = spot & options["spot_risky"].astype(bool)
-    floor = spot & options["notes"].fillna("").astype(str).str.contains(SPOT_FLOOR_NOTE, regex=False)
-    return risky.map({True: " RISKY", False: ""}) + floor.map({True: " FLOOR", False: ""})
+    notes = options["notes"].fillna("").astype(str)
+    floor = spot & notes.str.contains(SPOT_FLOOR_NOTE, regex=False)
+    low = spot & notes.str.contains(SPOT_FAR_BELOW_NOTE, regex=False)
+    return (
+        risky.map({True: " RISKY", False: ""})
+        + floor.map({True: " FLOOR", False: ""})
+        + low.map({True: " LOW", False: ""})
+    )
 
 
 def actionable(options: pd.DataFrame) -> pd.Series:
     """Which options a buyer can act on as priced: not a RISKY spot run, not a spot price at the 90%-off floor."""
     spot = options["pricing"] == "spot"
-    floor = options["notes"].fillna("").astype(str).str.contains(SPOT_FLOOR_NOTE, regex=False)
+    notes = options["notes"].fillna("").astype(str)
+    floor = notes.str.contains(SPOT_FLOOR_NOTE, regex=False) | notes.str.contains(SPOT_FAR_BELOW_NOTE, regex=False)
     return ~(spot & (options["spot_risky"].astype(bool) | floor))
 
 

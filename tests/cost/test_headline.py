@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from factories import make_offer
 
 from cost.fakes import FakeEstimator, small_catalog
 from planner.api import rank
@@ -92,3 +93,29 @@ def test_an_answer_past_a_year_says_no_option_finishes_within_one_and_what_would
     assert "less work would: about 10% of the work" in far.year_note
     # Within a year: nothing said.
     assert rank("llama-3-8b", catalog=small_catalog(), estimator=FakeEstimator(), tokens=2e9).year_note is None
+
+
+def test_a_spot_price_far_below_its_other_regions_is_marked_and_passed_over() -> None:
+    """Issue 38: Google europe-north1 A3 spot at 0.27x its type's median across regions ranked first, unflagged."""
+    from planner.cost.result import SPOT_FAR_BELOW_NOTE, caveat_marks
+
+    regions = {"us-central1": 6.3, "us-east4": 4.5, "europe-west4": 5.5, "europe-north1": 1.28}
+    catalog = pd.DataFrame(
+        [
+            make_offer(provider="gcp", instance_type="a3-highgpu-8g", region=region, zone=f"{region}-a",
+                       network_gbps=200.0, price_usd_per_hour=88.49, spot_price_usd_per_hour=8 * spot,
+                       spot_interruption=None)
+            for region, spot in regions.items()
+        ]
+    )  # fmt: skip
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9, pricing="spot")
+    table = result.table
+    low = table[table["notes"].str.contains(SPOT_FAR_BELOW_NOTE, regex=False)]
+    assert list(low["region"]) == ["europe-north1"]  # 0.27x the median; the others are within 0.8-1.2x
+    assert int(low["rank"].iloc[0]) == 1 and caveat_marks(low).iloc[0] == " LOW"
+    best = result.best()
+    assert best is not None and best["region"] == "us-east4"
+    assert "far below its other regions" in result.headline_lines()[1]  # the passed-over line says why
+    # With two regions there is no median to trust: nothing is marked.
+    two = rank("llama-3-8b", catalog=catalog.iloc[[0, 3]], estimator=FakeEstimator(), tokens=2e9, pricing="spot")
+    assert not two.table["notes"].str.contains(SPOT_FAR_BELOW_NOTE, regex=False).any()
