@@ -7,10 +7,13 @@ from pathlib import Path
 import streamlit as st
 
 from planner import __version__
+from planner.ui.access import allowed
 
 PAGES = Path(__file__).resolve().parent / "planner" / "ui" / "pages"
 
 st.set_page_config(page_title="gpu-planner", layout="wide")
+if not allowed():  # beyond this machine: signed-in users only, unless served open on purpose
+    st.stop()
 navigation = st.navigation(
     [
         st.Page(PAGES / "plan.py", title="Plan a training run", default=True),  # served at /
