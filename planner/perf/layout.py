@@ -121,12 +121,19 @@ def _micro_batches(wl: Workload, dp: int, wanted: int) -> list[int]:
             sizes.append(sizes[-1] // 2 if sizes[-1] & (sizes[-1] - 1) == 0 else 1 << (sizes[-1].bit_length() - 1))
         return sizes
     share = max(1, wl.global_batch // dp)
-    sizes = [m for m in range(min(wanted, share), 0, -1) if share % m == 0]
+    divisors = _all_divisors(share)
+    sizes = [m for m in reversed(divisors) if m <= min(wanted, share)]
     if share > wanted and sizes[0] * 2 <= wanted:
         # A share with no divisor near ``wanted`` (172 = 4 x 43 against 42) would otherwise run as 43 launch-bound
         # micro-batches of 4: try the next divisor up first (Lambda's BERT runs its 172 sequences in one pass).
-        sizes.insert(0, min(m for m in range(wanted + 1, share + 1) if share % m == 0))
+        sizes.insert(0, next(m for m in divisors if m > wanted))
     return sizes
+
+
+def _all_divisors(value: int) -> list[int]:
+    """Every divisor of ``value``, ascending, in O(sqrt(value)) steps (a scan up to the value took minutes at 1e9)."""
+    small = [d for d in range(1, math.isqrt(value) + 1) if value % d == 0]
+    return small + [value // d for d in reversed(small) if d * d != value]
 
 
 def _fit_micro_batch(

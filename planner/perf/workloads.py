@@ -14,6 +14,10 @@ from typing import Any
 from planner import checks
 from planner.errors import InputError
 
+# The largest global batch taken, in samples per step: over 12x the largest published training batches (Llama 3 405B's
+# 16M tokens are 2,048 sequences; ResNet-50 records use up to 81,920 images per step).
+MAX_GLOBAL_BATCH = 2**20
+
 KINDS = ("cnn", "encoder", "decoder")
 MODES = ("pretrain", "finetune", "lora")
 STACKS = ("typical", "tuned")
@@ -111,8 +115,11 @@ class Workload:
                     f"({self.hidden}) must be divisible by heads ({self.heads})", field="hidden", related=("heads",)
                 )
         object.__setattr__(self, "work", checks.optional_number("work", self.work))
-        for name in ("batch_per_gpu", "global_batch"):
-            object.__setattr__(self, name, checks.optional_whole(name, getattr(self, name)))
+        object.__setattr__(self, "batch_per_gpu", checks.optional_whole("batch_per_gpu", self.batch_per_gpu))
+        # Past this no layout runs differently, and the step search grows with the batch (1e9 took minutes).
+        object.__setattr__(
+            self, "global_batch", checks.optional_whole("global_batch", self.global_batch, most=MAX_GLOBAL_BATCH)
+        )
         if self.batch_per_gpu and self.global_batch and self.global_batch < self.batch_per_gpu:
             raise InputError(
                 f"({self.global_batch}) must be at least batch_per_gpu ({self.batch_per_gpu})",
