@@ -81,3 +81,15 @@ class MissingCredentials(ProviderError):
 
 class MissingExtra(PlannerError):
     """An optional dependency (a cloud SDK, Streamlit) is not installed."""
+
+
+def install_command(extra: str) -> str:
+    """The command that installs ``extra`` into the Python running gpu-planner: its own pip, and from the source
+    checkout when it runs from one (a bare `pip install 'gpu-planner[...]'` may be another Python's, or PyPI's copy)."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if (root / "pyproject.toml").is_file():
+        return f"{sys.executable} -m pip install -e '{root}[{extra}]'"
+    return f"{sys.executable} -m pip install 'gpu-planner[{extra}]'"

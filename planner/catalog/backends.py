@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from planner.catalog.schema import COLUMNS
-from planner.errors import CatalogError
+from planner.errors import CatalogError, install_command
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -123,9 +123,7 @@ class PostgresBackend:
         try:
             import psycopg
         except ImportError:
-            raise CatalogError(
-                "a PostgreSQL catalog store needs psycopg: pip install 'gpu-planner[postgres]'"
-            ) from None
+            raise CatalogError(f"a PostgreSQL catalog store needs psycopg: {install_command('postgres')}") from None
         self.location = redacted(url)
         self.cache_key = url
         self.db = _idle_connection(url) or psycopg.connect(url, autocommit=True, connect_timeout=10)

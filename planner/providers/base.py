@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from planner.catalog.families import FamilyFacts
 from planner.catalog.schema import COLUMN_NAMES, Offer, RawOffer
 from planner.catalog.validate import Rejected
-from planner.errors import InputError, MissingExtra, ProviderError, UnknownGpuError
+from planner.errors import InputError, MissingExtra, ProviderError, UnknownGpuError, install_command
 from planner.hardware import lookup
 
 T = TypeVar("T")
@@ -44,9 +44,7 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingExtra(
-            f"{extra}: the {module} package is not installed; run: pip install 'gpu-planner[{extra}]'"
-        ) from None
+        raise MissingExtra(f"{extra}: the {module} package is not installed; run: {install_command(extra)}") from None
 
 
 class HostUnresolvable(ProviderError):

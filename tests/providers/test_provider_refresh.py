@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from factories import make_offer
 
+import planner
 from planner.catalog.store import CatalogStore
 from planner.errors import MissingCredentials, MissingExtra
 from planner.providers.base import FetchResult, ProgressHook, Provider, RegionFailure
@@ -134,7 +135,11 @@ def test_missing_extra_names_the_pip_command(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setitem(sys.modules, "boto3", None)  # as if the aws extra were not installed
     report = refresh("aws", store=store)
     assert report.exit_code == 1
-    assert report["aws"].error == "aws: the boto3 package is not installed; run: pip install 'gpu-planner[aws]'"
+    # The pip of the Python running the planner, from this source checkout (issue 43: a bare pip was another's).
+    root = Path(planner.__file__).resolve().parents[1]
+    assert report["aws"].error == (
+        f"aws: the boto3 package is not installed; run: {sys.executable} -m pip install -e '{root}[aws]'"
+    )
     assert isinstance(MissingExtra(report["aws"].error), MissingExtra)
 
 
