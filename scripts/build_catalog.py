@@ -599,6 +599,18 @@ def bundled_manifest_entries() -> dict[str, Any]:
     return entries
 
 
+# What each provider's upstream sources allow, as docs/data-sources.md records it: no licence file was found for the
+# catalogs these rows come from, so the bundle keeps their facts and citations only.
+FACTS_ONLY = "unknown: facts only, no text copied"
+LICENCES = {
+    "aws": f"skypilot-catalog {FACTS_ONLY}; spotinfo {FACTS_ONLY}",
+    "gcp": f"skypilot-catalog {FACTS_ONLY}; Cyclenerd pricing.yml {FACTS_ONLY}; Google SKU page {FACTS_ONLY}",
+    "azure": f"anycloud-sh/catalog {FACTS_ONLY}; andy-diericks/azure-pricing-radar MIT",
+    "lambda": f"skypilot-catalog {FACTS_ONLY}",
+    "paperspace": f"DigitalOcean pricing page {FACTS_ONLY}",
+}
+
+
 def render_manifest(entries: dict[str, Any]) -> str:
     """manifest.json with ``entries`` in provider order, over the bundled entries of the other providers."""
     merged = {**bundled_manifest_entries(), **entries}
@@ -622,6 +634,7 @@ def render(result: BuildResult) -> dict[str, str]:
             # The oldest row decides: a provider is only as fresh as its stalest price.
             "as_of": min((r["as_of"] for r in result.rows[provider]), default=upstream.as_of),
             "rows": len(result.rows[provider]),
+            "licence": LICENCES[provider],
         }
     files["manifest.json"] = render_manifest(manifest["providers"])
     return files

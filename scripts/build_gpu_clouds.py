@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from build_catalog import render_csv, render_manifest  # noqa: E402
+from build_catalog import LICENCES, render_csv, render_manifest  # noqa: E402
 
 from planner.catalog.families import family_facts  # noqa: E402
 from planner.catalog.schema import REGION_UNKNOWN  # noqa: E402
@@ -214,6 +214,7 @@ def render(rows: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
             "source": f"bundled {digest} ({upstream.origin})",
             "as_of": upstream.as_of,
             "rows": len(provider_rows),
+            "licence": LICENCES[provider],
         }
     files["manifest.json"] = render_manifest(entries)
     return files
