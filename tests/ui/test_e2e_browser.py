@@ -184,3 +184,23 @@ def test_catalog_page_in_a_real_browser(app_url: str) -> None:
             _assert_safe(_downloaded_csv(page, "Download CSV"))
         finally:
             browser.close()
+
+
+def test_your_runs_page_takes_an_uploaded_log_and_draws_its_charts(app_url: str, tmp_path: Path) -> None:
+    """Issue 42: the page that reads a team's own logs, in the real browser, with a DCGM exporter sample uploaded."""
+    from playwright.sync_api import sync_playwright
+
+    sample = REPO / "tests" / "data" / "runlogs" / "dcgm_exporter.prom"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(app_url + "/runs", wait_until="domcontentloaded")
+            page.locator("input[type=file]").first.set_input_files(str(sample))
+            page.get_by_text("Busy (GPU utilisation)").wait_for(timeout=60_000)
+            page.get_by_text("98%").first.wait_for(timeout=30_000)  # the sample's node busy share
+            # Utilisation, SM activity and power over time: three charts drawn.
+            page.locator(".vega-embed canvas, .vega-embed svg").nth(2).wait_for(timeout=30_000)
+            page.screenshot(path=str(tmp_path / "runs.png"), full_page=True)
+        finally:
+            browser.close()
