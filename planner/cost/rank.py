@@ -461,7 +461,9 @@ def _table(
     notes = _joined(
         words, [(local[one].astype(np.int64) - 1, [LOCAL_ZONE_NOTE]), *_model_notes(model, family[one], nodes[one])]
     )[inverse]
-    low = (spot == 1) & _far_below_other_regions(offers, rows)
+    low = spot == 1
+    if low.any():  # only spot options can be far below: an on-demand ranking skips the per-type medians
+        low &= _far_below_other_regions(offers, rows)
     if low.any():  # a floor price is far below by definition, and its note already says what it is
         low &= np.array([SPOT_FLOOR_NOTE not in note for note in notes], dtype=bool)
     if low.any():
