@@ -331,6 +331,19 @@ def build_rows(reference: Path) -> list[dict[str, Any]]:
     return out
 
 
+def build_sealed_rows(built: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split ``built`` into the rows the fit may read and the sealed set's (``scripts/seal.py``), adding the sealed
+    published runs: those are normalised here and written to ``data/sealed/benchmarks.csv``, never fitted."""
+    sealed_dir = ROOT / "data" / "sealed"
+    with (sealed_dir / "sources.csv").open(newline="", encoding="utf-8") as handle:
+        names = {row["source"] for row in csv.DictReader(handle) if row["file"] == "measurements.csv"}
+    sealed = [row for row in built if row["source"] in names]
+    with (sealed_dir / "published_runs.csv").open(newline="", encoding="utf-8") as handle:
+        for index, row in enumerate(csv.DictReader(handle), start=2):
+            sealed.append(_published_row(row, index))
+    return [row for row in built if row["source"] not in names], sealed
+
+
 def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=perflab.COLUMNS, extrasaction="ignore", lineterminator="\n")
@@ -346,8 +359,9 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.reference / "measurements.csv").is_file():
         parser.error(f"--reference {args.reference}: no measurements.csv there")
-    built = build_rows(args.reference)
+    built, sealed = build_sealed_rows(build_rows(args.reference))
     write_rows(built, ROOT / "data" / "benchmarks.csv")
+    write_rows(sealed, ROOT / "data" / "sealed" / "benchmarks.csv")
     used = [r for r in built if r["use"] == "true"]
     print(f"data/benchmarks.csv: {len(built)} rows, {len(used)} used for calibration", file=sys.stderr)
     if args.no_fit:
