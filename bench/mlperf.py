@@ -22,9 +22,9 @@ LoRA, 5-8% for BERT, 0.4% for ResNet-50. Any other start-up after run_start is n
 Each row also shows the low/high band ``estimate()`` gives the user, in minutes, and the summary counts the runs that
 fell inside it (a band marked * is an extrapolation: that GPU has no calibration measurements of that kind of model).
 None of these runs is in the benchmark rows the model is fitted on; NVIDIA's two v4.0 ResNet-50 rows set the two
-tuned-CNN constants (``perflab.solve_tuned_cnn``), and its v4.0 H100 and H200 and v5.0 B200 BERT rows the tuned
-encoder's three (its HBM traffic, its rate and its feed; ``perflab.solve_tuned_encoder``): they, and ratios taken
-with them, are left out of the summary.
+tuned-CNN constants (``perflab.solve_tuned_cnn``), and Dell's v4.1 H100 and H200 and NVIDIA's v5.0 B200 BERT rows
+the tuned encoder's three (its HBM traffic, its rate and its feed; ``perflab.solve_tuned_encoder``): they, and ratios
+taken with them, are left out of the summary.
 Beside each time, the bench prints ``estimate()``'s training rate against the rate the run's logs show between
 evaluations (``train_samples_per_s``, MLLOG ``tracked_stats``): the steady state alone, apart from convergence,
 evaluations and start-up; each ratio is printed again on those rates, and each scale-out run with the step the logged

@@ -44,6 +44,7 @@ from perflab.external import (
 )
 from perflab.fit import fit, scale_out_steps
 from perflab.mlperf import (
+    ENCODER_PAIR,
     MLPERF_BENCHMARKS,
     MLPERF_CALIBRATION,
     MLPERF_LORA_SHARE,
@@ -63,6 +64,7 @@ from perflab.priors import FAMILIES, FIRM_PRIORS, FITTED, PRIORS, SCALE_OUT, TUN
 
 __all__ = [
     "COLUMNS",
+    "ENCODER_PAIR",
     "FAMILIES",
     "FIRM_PRIORS",
     "FITTED",

@@ -130,9 +130,11 @@ def load_lambda_v2_checks(path: Path | None = None) -> list[dict[str, str]]:
     return read_rows(path or data_dir() / "lambda_v2_runs.csv")
 
 
-# Lambda's H200 FP16 ResNet-50 on one GPU sets ``cnn.typical_floor_s_per_image`` (``solve_typical_cnn``); every other
-# row of data/lambda_v2_runs.csv checks it. Keys are (workload, precision, GPU, GPUs).
-LAMBDA_V2_CALIBRATION = {("resnet50", "fp16", "H200", "1")}
+# Lambda's B200 TF32 ResNet-50 on one GPU, the fastest typical-stack ResNet-50 per GPU outside the sealed set, sets
+# ``cnn.typical_floor_s_per_image`` (``solve_typical_cnn``); every other row of data/lambda_v2_runs.csv checks it.
+# (Lambda's H200 FP16 run set it until the FP16 file was drawn into the sealed set.) Keys are
+# (workload, precision, GPU, GPUs).
+LAMBDA_V2_CALIBRATION = {("resnet50", "tf32", "B200", "1")}
 
 
 def lambda_v2_key(row: dict[str, str]) -> tuple[str, str, str, str]:
@@ -167,9 +169,9 @@ def held_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | Non
 
 
 def solve_typical_cnn(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:
-    """Set ``cnn.typical_floor_s_per_image`` in place so that the typical stack lands on Lambda's H200 FP16 ResNet-50
-    run. No calibration row is fast enough to reach the floor (the fastest, an H100, runs 10% below it), so the fit
-    cannot see it; solved by bisection on that one row."""
+    """Set ``cnn.typical_floor_s_per_image`` in place so that the typical stack lands on Lambda's B200 TF32 ResNet-50
+    run (``LAMBDA_V2_CALIBRATION``). No calibration row is fast enough to reach the floor, so the fit cannot see it;
+    solved by bisection on that one row."""
     from scipy.optimize import brentq
 
     (row,) = [r for r in rows or load_lambda_v2_checks() if lambda_v2_key(r) in LAMBDA_V2_CALIBRATION]

@@ -101,8 +101,8 @@ PRIORS: dict[str, Any] = {
         # GPU, 1.4-1.5x a Hopper where the tensor cores promise 2.2x: a feed rate that does not grow with the GPU.
         # The starting value is that rate at 256 real tokens per sequence.
         "tuned_input_s_per_token": 2.7e-6,
-        # Not fitted either, solved by ``solve_tuned_encoder`` on NVIDIA's v4.0 BERT-Large runs on 8 H100s (5.47 min)
-        # and 8 H200s (5.21 min): the share of the typical stack's element-wise HBM traffic NVIDIA's BERT recipe
+        # Not fitted either, solved by ``solve_tuned_encoder`` on Dell's v4.1 BERT-Large runs on 8 H100s and 8 H200s
+        # (NVIDIA's recipe): the share of the typical stack's element-wise HBM traffic NVIDIA's BERT recipe
         # leaves (fused attention, fused bias + GELU and bias + dropout + residual + layer norm, packed sequences)
         # from their ratio, 1.05x where the H200's bandwidth would give 1.11x at the decoders' share; and its matmul
         # rate over the fitted typical-stack rate, from the H100. The starting values are the decoders'.
@@ -135,9 +135,9 @@ PRIORS: dict[str, Any] = {
         "tuned_speedup": 2.28,
         "tuned_input_s_per_image": 1.32e-4,
         # Not fitted either (no calibration row is fast enough to reach it): the typical stack's own per-GPU floor,
-        # solved by ``solve_typical_cnn`` on Lambda's H200 FP16 ResNet-50 run (data/lambda_v2_runs.csv, 3,079
-        # images/s); its other rows (B200, GH200, H100) check it. This is its value.
-        "typical_floor_s_per_image": 3.248e-4,
+        # solved by ``solve_typical_cnn`` on Lambda's B200 TF32 ResNet-50 run (data/lambda_v2_runs.csv, 2,967
+        # images/s); its other open rows check it. The start is that run's rate.
+        "typical_floor_s_per_image": 3.37e-4,
     },
     "memory": {
         "adam_bytes_per_param": 16.0,

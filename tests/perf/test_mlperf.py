@@ -18,17 +18,21 @@ def test_scale_out_rows_are_sourced_multi_node_runs_with_an_8_gpu_reference() ->
     rows = perflab.load_mlperf_scale_out()
     eight = {perflab.mlperf_key(row): row for row in perflab.load_mlperf()}
     assert len(rows) >= 10 and {row["gpu"] for row in rows} == {"H100-SXM", "GB200"}
+    referenced = 0
     for row in rows:
         assert int(row["gpus"]) > 8 and row["submitter"] == "NVIDIA" and row["source_date"]
         assert row["source"].startswith(f"mlcommons/training_results_{row['round']}:NVIDIA/results/")
-        # bench/mlperf.py prints the speed-up over the same round's 8-GPU run of the GPU.
-        assert perflab.mlperf_key(row) in eight
+        # bench/mlperf.py prints the speed-up over the same round's 8-GPU run of the GPU, where that run is not sealed.
+        if perflab.mlperf_key(row) not in eight:
+            continue
+        referenced += 1
         result = perflab.mlperf_estimate(row)
         assert result.fits_in_memory and result.time_to_solution_hours
         # A GPU of a larger system, with a smaller share of the batch and more to communicate, is never faster.
         single = perflab.mlperf_estimate(eight[perflab.mlperf_key(row)])
         assert result.throughput_per_gpu is not None and single.throughput_per_gpu is not None
         assert result.throughput_per_gpu <= single.throughput_per_gpu * 1.0001
+    assert referenced >= 6
 
 
 def test_short_steps_across_many_nodes_carry_what_the_scale_out_runs_found() -> None:
@@ -53,18 +57,15 @@ def test_the_logged_training_rate_separates_the_steady_state_from_the_rest() -> 
     eight, scale_out = perflab.load_mlperf(), perflab.load_mlperf_scale_out()
     for row in eight + scale_out:
         assert float(row["train_samples_per_s"]) > 0, perflab.mlperf_key(row)
-    # 8 GPUs: the logged step of BERT on 8 H100s is ~99 ms (7,760 sequences/s at a global batch of 768)...
-    h100 = next(r for r in eight if perflab.mlperf_key(r) == ("v4.0", "bert", "H100-SXM", "NVIDIA"))
-    assert float(h100["global_batch"]) / float(h100["train_samples_per_s"]) == pytest.approx(0.099, abs=0.002)
+    # 8 GPUs: the logged step of Dell's BERT on 8 H100s is about a tenth of a second...
+    h100 = next(r for r in eight if perflab.mlperf_key(r) == ("v4.1", "bert", "H100-SXM", "Dell"))
+    assert 0.08 < float(h100["global_batch"]) / float(h100["train_samples_per_s"]) < 0.12
     # ...and the model's rate on the 8-GPU rows it was not solved on is within 15% of the logs (LoRA in tokens/s,
     # the logs in sequences/s: the helper converts).
     for row in eight:
         if perflab.mlperf_key(row) not in perflab.MLPERF_CALIBRATION:
             error = perflab.mlperf_rate_error(row, perflab.mlperf_estimate(row))
             assert error is not None and abs(error) < 15.0, perflab.mlperf_key(row)
-    # At 512 GB200s BERT's step is the gap: the model's rate is about twice the logged one.
-    rack8 = next(r for r in scale_out if r["benchmark"] == "bert" and r["gpus"] == "512")
-    assert perflab.mlperf_rate_error(rack8, perflab.mlperf_estimate(rack8)) > 50.0
     # A run that logs no rate has nothing to compare.
     assert perflab.mlperf_rate_error(dict(h100, train_samples_per_s=""), perflab.mlperf_estimate(h100)) is None
 
@@ -151,22 +152,18 @@ def test_the_tuned_encoder_constants_are_solved_on_their_calibration_rows_only()
         assert section[name] == pytest.approx(default_params().transformer[name], rel=0.01), name
     rows = {perflab.mlperf_key(row): row for row in perflab.load_mlperf()}
     calibrating = {key for key in perflab.MLPERF_CALIBRATION if key[1] == "bert"}
-    assert calibrating == {
-        ("v4.0", "bert", "H100-SXM", "NVIDIA"),
-        ("v4.0", "bert", "H200", "NVIDIA"),
-        ("v5.0", "bert", "B200", "NVIDIA"),
-    }
-    # The other BERT runs are checks: another submitter's Hopper and Blackwell machines, another round, the GB200,
-    # the preview. Each within 10%, and Dell's H200 over its H100 (v4.1) at the measured 1.06x.
+    assert calibrating == {*perflab.ENCODER_PAIR, ("v5.0", "bert", "B200", "NVIDIA")}
+    # The other open BERT runs are checks: another submitter's Blackwell machine, another round, the GB200, the
+    # preview. Each within 10%.
     checks = [key for key in rows if key[1] == "bert" and key not in calibrating]
-    assert len(checks) == 6
-    minutes = {}
+    assert len(checks) == 3
     for key in checks:
-        minutes[key], _layout = perflab.mlperf_minutes(rows[key])
-        assert minutes[key] == pytest.approx(float(rows[key]["time_to_train_minutes"]), rel=0.1), key
-    h100, h200 = ("v4.1", "bert", "H100-SXM", "Dell"), ("v4.1", "bert", "H200", "Dell")
-    measured = float(rows[h100]["time_to_train_minutes"]) / float(rows[h200]["time_to_train_minutes"])
-    assert minutes[h100] / minutes[h200] == pytest.approx(measured, rel=0.03)
+        minutes, _layout = perflab.mlperf_minutes(rows[key])
+        assert minutes == pytest.approx(float(rows[key]["time_to_train_minutes"]), rel=0.1), key
+    # The pair lands on its measured H200-over-H100 ratio.
+    h100, h200 = (rows[key] for key in perflab.ENCODER_PAIR)
+    measured = float(h100["time_to_train_minutes"]) / float(h200["time_to_train_minutes"])
+    assert perflab.mlperf_minutes(h100)[0] / perflab.mlperf_minutes(h200)[0] == pytest.approx(measured, rel=0.03)
 
 
 def test_the_tuned_encoder_is_never_slower_than_the_typical_stack() -> None:
