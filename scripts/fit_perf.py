@@ -391,6 +391,7 @@ def main() -> None:
     # What the held-out Lambda round-2 runs say of the GPUs the fit has not measured (each estimate there says it).
     params["held_out_checks"] = perflab.held_out_checks(params)
     params["scale_out_checks"] = perflab.scale_out_checks(params)
+    perflab.solve_scale_band(params)
     params["fitted_on"] = {
         "rows": len(rows),
         "sources": sorted({row.source_name for row in rows}),

@@ -13,7 +13,7 @@ from planner.hardware import GpuSpec
 from planner.perf.evidence import short_steps_across_nodes
 from planner.perf.layout import Choice, min_gpus_to_fit
 from planner.perf.memory import GIB, reserved_gib, usable_bytes
-from planner.perf.params import PerfParams
+from planner.perf.params import PerfParams, precision_class
 from planner.perf.step import StepTiming, forward_share
 from planner.perf.workloads import Workload
 
@@ -36,14 +36,19 @@ class Setup:
 @dataclass(frozen=True)
 class Calibration:
     """What the fit measured of this GPU and kind of model. ``gap`` is None (measured), ``"gpu"`` (nothing on this
-    GPU) or ``"kind"`` (other kinds of model only, ``measured_kinds``); ``held_out`` is what the runs kept out of the
-    fit found (typical stack, no evidence of the user's own)."""
+    GPU), ``"kind"`` (other kinds of model only, ``measured_kinds``) or ``"precision"`` (this GPU, never in this
+    precision, ``measured_precisions``); ``held_out`` is what the runs kept out of the fit found (typical stack, no
+    evidence of the user's own). ``beyond_doublings`` is how far the GPU count lies past the largest the fit measured
+    this kind of model on (0 within it), of ``measured_scale`` GPUs."""
 
     calibrated: bool
     gap: str | None
     known_architecture: bool
     measured_kinds: tuple[str, ...]
     held_out: Mapping[str, Any] | None
+    measured_precisions: tuple[str, ...] = ()
+    beyond_doublings: float = 0.0
+    measured_scale: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,14 +88,21 @@ def model_rates(wl: Workload, spec: GpuSpec, setup: Setup, timing: StepTiming) -
     return samples_per_s / wl.samples_per_unit, timing.model_flops_per_step / timing.step_s / peak_total
 
 
-def calibration_of(spec: GpuSpec, wl: Workload, own_evidence: bool, fitted: PerfParams) -> Calibration:
-    """What the fit measured of ``spec`` on this kind of model."""
+def calibration_of(
+    spec: GpuSpec, wl: Workload, own_evidence: bool, fitted: PerfParams, precision: str = "", gpus: int = 1
+) -> Calibration:
+    """What the fit measured of ``spec`` on this kind of model, in ``precision``, at ``gpus`` GPUs."""
     measured_kinds = fitted.calibrated_kinds.get(spec.id)
+    measured_precisions = fitted.calibrated_precisions.get(spec.id)
     gap: str | None = None
     if spec.id not in fitted.calibrated_gpus:
         gap = "gpu"
     elif measured_kinds is not None and wl.kind not in measured_kinds:
         gap = "kind"
+    elif precision and measured_precisions is not None and precision_class(precision) not in measured_precisions:
+        gap = "precision"
+    measured_scale = fitted.calibrated_scale.get(wl.kind)
+    beyond = math.log2(gpus / measured_scale) if measured_scale and gpus > measured_scale else 0.0
     held_out = None
     # (The user's own measurement or efficiency replaces the model's level: what held-out runs found of it is moot.)
     if gap is not None and not own_evidence and wl.stack == "typical":
@@ -101,6 +113,9 @@ def calibration_of(spec: GpuSpec, wl: Workload, own_evidence: bool, fitted: Perf
         known_architecture=spec.architecture in fitted.calibrated_architectures,
         measured_kinds=tuple(measured_kinds or ()),
         held_out=held_out,
+        measured_precisions=tuple(measured_precisions or ()),
+        beyond_doublings=beyond,
+        measured_scale=measured_scale,
     )
 
 
@@ -116,13 +131,18 @@ def figures(
     # Each family's band comes from its own held-out errors (BERT's, with one calibration source, are the widest).
     band = fitted.band.get(wl.kind) or fitted.band["cnn" if not wl.is_transformer else "transformer"]
     low, high = float(band[0]), float(band[1])
-    calibration = calibration_of(spec, wl, own_evidence, fitted)
+    calibration = calibration_of(spec, wl, own_evidence, fitted, setup.precision, setup.gpus)
     if calibration.gap is not None:
         # Held out of the fit, a GPU's own errors are larger (bench/accuracy.py, leave-one-GPU-out): a wider band.
+        # A precision never measured on the GPU is as far from the evidence as an unmeasured GPU.
         widen = fitted.uncalibrated_band_factor
         low, high = low * widen, high * widen
     if setup.nodes > 1:
         low, high = low + 0.05, high + 0.05
+    # Past the largest run the fit measured, each doubling of the GPU count adds what the held-out scale-out runs
+    # needed to fall inside the band.
+    extra = calibration.beyond_doublings * fitted.scale_band_per_doubling
+    low, high = low + extra, high + extra
     if own_evidence:
         low, high = low / 2, high / 2
     low = min(low, 0.9)

@@ -9,7 +9,7 @@ from typing import Any
 from planner.hardware import GpuSpec
 from planner.perf.ceilings import REFERENCE_GPU, ceiling_origin, ceiling_share, reference_key, reference_share
 from planner.perf.evidence import MANY_NODES, SHORT_STEP_S, held_out_verdict
-from planner.perf.figures import Figures, Setup
+from planner.perf.figures import Calibration, Figures, Setup
 from planner.perf.layout import Choice
 from planner.perf.memory import COLLECTIVE_HEADROOM, GIB, trained_params
 from planner.perf.params import PerfParams
@@ -141,9 +141,16 @@ def rescale_note(
 def calibration_note(spec: GpuSpec, wl: Workload, precision: str, figures: Figures) -> str | None:
     """Why the band is wider on a GPU the fit has not measured on this kind of model, and what held-out runs found."""
     calibration = figures.calibration
+    scale = _scale_text(calibration)
     if calibration.gap is None:
-        return None
-    if calibration.gap == "gpu":
+        return scale
+    if calibration.gap == "precision":
+        measured = ", ".join(calibration.measured_precisions) or "none"
+        note = (
+            f"{spec.id} was measured in the calibration data in {measured} only, never in {precision}: this "
+            f"precision's rate comes from the datasheet's peak and other GPUs' measurements; wider band"
+        )
+    elif calibration.gap == "gpu":
         known = calibration.known_architecture
         note = (
             f"no published measurements on {spec.id} in the calibration data: estimated from its datasheet "
@@ -159,7 +166,17 @@ def calibration_note(spec: GpuSpec, wl: Workload, precision: str, figures: Figur
         )
     if calibration.held_out is not None:
         note = f"{note}; {held_out_note(spec, wl, calibration.held_out)}"
-    return note
+    return note if scale is None else f"{note}; {scale}"
+
+
+def _scale_text(calibration: Calibration) -> str | None:
+    """Where the GPU count lies past the largest run the fit measured of this kind of model."""
+    if calibration.beyond_doublings <= 0 or calibration.measured_scale is None:
+        return None
+    return (
+        f"{calibration.beyond_doublings:.1f} doublings past the largest calibration run of this kind of model "
+        f"({calibration.measured_scale:,} GPUs): wider band"
+    )
 
 
 def estimate_notes(

@@ -52,6 +52,13 @@ class PerfParams:
     calibrated_architectures: frozenset[str]
     calibrated_kinds: Mapping[str, tuple[str, ...]]
     uncalibrated_band_factor: float
+    # Per GPU the precision classes the fit measured it in (``precision_class``); a GPU missing here counts as measured
+    # in every precision.
+    calibrated_precisions: Mapping[str, tuple[str, ...]]
+    # Per kind of model the largest GPU count the fit measured it on, and how much each side of the band widens per
+    # doubling past it (solved on the held-out scale-out runs, scripts/fit_perf.py).
+    calibrated_scale: Mapping[str, int]
+    scale_band_per_doubling: float
     # What the runs kept out of the fit say: per GPU and kind (Lambda's round 2), and at scale (MLPerf).
     held_out_checks: Mapping[str, Mapping[str, Mapping[str, Any]]]
     scale_out_checks: Mapping[str, Mapping[str, Any]]
@@ -73,6 +80,9 @@ class PerfParams:
             calibrated_architectures=frozenset(frozen.get("calibrated_architectures", ())),
             calibrated_kinds=frozen.get("calibrated_kinds", MappingProxyType({})),
             uncalibrated_band_factor=float(frozen.get("uncalibrated_band_factor", 1.5)),
+            calibrated_precisions=frozen.get("calibrated_precisions", MappingProxyType({})),
+            calibrated_scale=frozen.get("calibrated_scale", MappingProxyType({})),
+            scale_band_per_doubling=float(frozen.get("scale_band_per_doubling", 0.0)),
             held_out_checks=frozen.get("held_out_checks", MappingProxyType({})),
             scale_out_checks=frozen.get("scale_out_checks", MappingProxyType({})),
             _document=frozen,
@@ -89,6 +99,15 @@ class PerfParams:
 
     def __hash__(self) -> int:
         return hash(self._key)
+
+
+# Precisions that run on the same tensor-core rate count as one for what the fit has measured.
+PRECISION_CLASSES = {"fp16": "half", "bf16": "half"}
+
+
+def precision_class(precision: str) -> str:
+    """The class of ``precision`` for the calibration record: FP16 and BF16 are one, every other its own."""
+    return PRECISION_CLASSES.get(precision, precision)
 
 
 @cache

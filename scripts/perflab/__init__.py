@@ -57,6 +57,7 @@ from perflab.mlperf import (
     mlperf_rate_error,
     mlperf_train_rate,
     scale_out_checks,
+    solve_scale_band,
     solve_tuned_cnn,
     solve_tuned_encoder,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "ratio_errors",
     "scale_out_checks",
     "scale_out_steps",
+    "solve_scale_band",
     "solve_tuned_cnn",
     "solve_tuned_encoder",
     "solve_typical_cnn",

@@ -13,6 +13,7 @@ from typing import Any
 from perflab.benchmarks import Benchmark, predict_with
 from perflab.priors import FIRM_PRIORS, FITTED, SCALE_OUT, TUNED_PRIOR_WEIGHT
 from planner.hardware import PRECISIONS
+from planner.perf.params import precision_class
 
 
 def _weights(rows: Sequence[Benchmark]) -> list[float]:
@@ -165,6 +166,15 @@ def fit(rows: Sequence[Benchmark], start: dict[str, Any]) -> dict[str, Any]:
     for row in rows:
         kinds[row.gpu.id].add(row.family)
     params["calibrated_kinds"] = {gpu: sorted(kinds[gpu]) for gpu in sorted(kinds)}
+    # The precisions each GPU was measured in, and the largest run of each kind: past them the band widens.
+    classes: dict[str, set[str]] = defaultdict(set)
+    scale: dict[str, int] = defaultdict(int)
+    for row in rows:
+        classes[row.gpu.id].add(precision_class(row.precision))
+        if row.workload is not None:
+            scale[row.workload.kind] = max(scale[row.workload.kind], row.gpus)
+    params["calibrated_precisions"] = {gpu: sorted(classes[gpu]) for gpu in sorted(classes)}
+    params["calibrated_scale"] = dict(sorted(scale.items()))
     typical = [row for row in rows if row.workload is None or row.workload.stack == "typical"]
     tuned = [row for row in rows if row.workload is not None and row.workload.stack == "tuned"]
     level = [name for name in _active(typical) if not name[1].startswith("tuned_")]

@@ -229,3 +229,31 @@ def scale_out_checks(params: dict[str, Any], rows: Sequence[dict[str, str]] | No
             "ratio_median": round(statistics.median(ratios), 2),
         }
     }
+
+
+def solve_scale_band(params: dict[str, Any], rows: Sequence[dict[str, str]] | None = None) -> None:
+    """Set ``scale_band_per_doubling`` in place: how much each side of the band widens per doubling of the GPU count
+    past the largest run the fit measured (``calibrated_scale``), so that 80% of NVIDIA's held-out multi-node MLPerf
+    runs past it fall inside the band on their time to train. Each run needs the widening that brings its measured
+    time to the band's edge; the value is the 80th percentile of those needs (0 where the band already holds 80%)."""
+    start = dict(params, scale_band_per_doubling=0.0)
+    fitted = PerfParams.from_dict(start)
+    needs: list[float] = []
+    for row in rows or load_mlperf_scale_out():
+        result = mlperf_estimate(row, "tuned", fitted)
+        scale = fitted.calibrated_scale.get(_mlperf_workload(row, "tuned").kind)
+        if result.time_to_solution_hours is None or not result.throughput or not scale or int(row["gpus"]) <= scale:
+            continue
+        doublings = math.log2(int(row["gpus"]) / scale)
+        low = 1.0 - (result.throughput_low or 0.0) / result.throughput
+        high = (result.throughput_high or result.throughput) / result.throughput - 1.0
+        # Measured over predicted time; the throughput band turned over is the time band: a slower run needs the
+        # low side, a faster one the high side.
+        ratio = float(row["time_to_train_minutes"]) / (result.time_to_solution_hours * 60.0)
+        need = (1.0 - 1.0 / ratio) - low if ratio > 1.0 else (1.0 / ratio - 1.0) - high
+        needs.append(max(0.0, need / doublings))
+    if not needs:
+        params["scale_band_per_doubling"] = 0.0
+        return
+    needs.sort()
+    params["scale_band_per_doubling"] = round(needs[min(len(needs) - 1, math.ceil(0.8 * len(needs)) - 1)], 4)
