@@ -516,9 +516,13 @@ def _fitted_widths(natural: dict[str, int], least: dict[str, int], room: int) ->
     return widths
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Write data to ``output`` or stdout (messages go to stderr elsewhere)."""
+def emit(text: str, output: Path | None, *, raw: bool = False) -> None:
+    """Write data to ``output`` or stdout (messages go to stderr elsewhere). ``raw`` data (CSV) on a terminal shows
+    its control characters (a provider's text, say) as escapes, as the tables do, so they cannot drive the terminal;
+    a pipe or a file gets the bytes as they are."""
     if output is None:
+        if raw and sys.stdout.isatty():
+            text = "\n".join(visible(line) for line in text.split("\n"))
         sys.stdout.write(text)
         sys.stdout.flush()
         return

@@ -167,3 +167,20 @@ def test_rank_table_written_to_a_file_shows_control_bytes_as_escapes(cli: CliRun
     assert code == 0, err
     text = target.read_text(encoding="utf-8")
     assert "\x1b" not in text and "p5\\x1b[31m.48xlarge" in text
+
+
+def test_csv_on_a_terminal_shows_control_bytes_as_escapes(monkeypatch: Any, capsys: Any) -> None:
+    import pandas as pd
+
+    from planner import report
+
+    text = report.to_csv(pd.DataFrame({"region": ["us\x1b]0;owned\x07-east"], "price": [1.5]}))
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    report.emit(text, None, raw=True)
+    shown = capsys.readouterr().out
+    assert "\x1b" not in shown and "\x07" not in shown and "us\\x1b]0;owned\\x07-east" in shown
+    assert shown.endswith("\n") and shown.count("\n") == 2
+    # A pipe or a file gets the bytes as they are.
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    report.emit(text, None, raw=True)
+    assert "\x1b" in capsys.readouterr().out

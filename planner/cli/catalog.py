@@ -49,7 +49,7 @@ def render(
         text = report.to_json(frame)  # type: ignore[arg-type]
     else:
         text = report.render_table(frame, title=title, columns=columns, fit=True, drop_first=drop_first)  # type: ignore[arg-type]
-    report.emit(text, output)
+    report.emit(text, output, raw=fmt == "csv")
 
 
 # What `gpus` leaves out first on a terminal too narrow for every column (CSV and JSON carry them all).

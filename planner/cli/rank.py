@@ -107,7 +107,7 @@ def _render(result: RankResult, table: Any, out: OutputFlags, title: str, view: 
         if output is not None:
             # A table written to a file keeps the headline the terminal shows above it.
             text = "".join(f"{report.visible(line)}\n" for line in result.headline_lines()) + text
-    report.emit(text, output)
+    report.emit(text, output, raw=fmt == "csv")
 
 
 def _risky(table: Any) -> Any:
