@@ -18,7 +18,7 @@ from planner import report
 from planner.cost.rank import RankResult
 from planner.cost.result import caveat_marks, caveats, price_age_text
 from planner.errors import LIBRARY_CALLS, PlannerError
-from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP
+from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, get_workload
 from planner.ui.cache import cached_catalog, cached_rank, cached_status, catalog_key
 from planner.ui.messages import error_text
 from planner.ui.plan_state import (
@@ -83,6 +83,18 @@ def markdown_text(text: str) -> str:
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
+def _default_work_text() -> str:
+    """What 0 in the amount-of-work box stands for, for the workload and mode last ranked."""
+    mode = st.session_state.get(KEY + "mode")
+    try:
+        workload = get_workload(st.session_state.get(KEY + "workload", "llama-3-8b"))
+        if mode and workload.is_transformer:
+            workload = get_workload(workload.name, mode=mode)
+    except PlannerError:
+        return "the preset's amount for its mode"
+    return workload.default_work_text()
+
+
 def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
     """The form, in the sidebar so that the answer is the first thing on the page; its widgets keep their values in
     session state under ``plan.<field>``."""
@@ -100,6 +112,7 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
             min_value=0.0,
             format="%g",
             key=KEY + "work",
+            help=f"0 trains the preset's default: {_default_work_text()}",
         )
         st.number_input("Deadline, hours (0 = none)", min_value=0.0, step=12.0, format="%g", key=KEY + "deadline_hours")
         st.number_input("Budget, USD (0 = none)", min_value=0.0, step=1000.0, format="%g", key=KEY + "budget_usd")

@@ -87,6 +87,9 @@ def test_plan_page_answers_on_first_load(fixture_catalog: Path) -> None:
     assert app.query_params == {}  # the default form is the bare URL
     ages = [c.value for c in app.caption if c.value.startswith("Prices:")]
     assert ages and all(p in ages[0] for p in ("aws", "gcp", "azure")) and "old (live)" in ages[0]
+    # The amount-of-work box says what its 0 stands for, in numbers.
+    help_text = app.number_input(key="plan.work").help or ""
+    assert "0 trains the preset's default: " in help_text and "tokens" in help_text
 
 
 def test_plan_page_ranks_offerings(fixture_catalog: Path) -> None:
