@@ -35,6 +35,10 @@ class Families:
     gpu_count: FloatArray
     interconnect: npt.NDArray[np.object_]
     network_gbps: FloatArray
+    # An owned server's own PUE and wall power at training load (planner.cost.owned); NaN: the provider's PUE and
+    # the GPUs' TDP x the node factor.
+    pue: FloatArray | None = None
+    node_power_kw: FloatArray | None = None
 
     def __len__(self) -> int:
         return len(self.provider)
@@ -180,7 +184,19 @@ def families(offers: pd.DataFrame) -> Families:
         gpu_count=offers["gpu_count"].to_numpy(dtype=float, na_value=np.nan)[first],
         interconnect=offers["interconnect"].take(first).to_numpy(dtype=object),
         network_gbps=offers["network_gbps"].to_numpy(dtype=float, na_value=np.nan)[first],
+        pue=_optional_column(offers, "pue", first),
+        node_power_kw=_optional_column(offers, "node_power_kw", first),
     )
+
+
+def _optional_column(offers: pd.DataFrame, column: str, first: npt.NDArray[np.int64]) -> FloatArray | None:
+    """A number column only some catalogs carry (owned servers'), at each family's first row; None without it."""
+    import numpy as np
+
+    if column not in offers.columns:
+        return None
+    values: FloatArray = offers[column].to_numpy(dtype=float, na_value=np.nan)[first]
+    return values
 
 
 def model_grid(fams: Families, estimator: Estimator, workload: Workload, request: RankRequest) -> ModelGrid:
