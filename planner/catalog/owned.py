@@ -140,9 +140,9 @@ def _server(number: int, entry: Any, name: str) -> OwnedServer:
         if not isinstance(entry[key], str) or not entry[key].strip():
             raise InputError(f"{where}.{key} must be a name, got {entry[key]!r:.40}")
     try:
-        gpu = lookup(entry["gpu"].strip()).spec.id
+        gpu = lookup(entry["gpu"].strip(), field="gpu").spec.id
     except InputError as exc:
-        raise InputError(f"{where}.gpu {exc}") from None
+        raise InputError(f"{where}.gpu {exc.detail}") from None
     interconnect = entry["interconnect"].strip().lower()
     if interconnect not in OWNED_INTERCONNECTS:
         raise InputError(
