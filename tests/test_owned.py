@@ -188,6 +188,9 @@ def test_an_owned_server_ranks_beside_the_same_cloud_hardware_with_the_same_esti
     assert any(line.startswith("owned lab-h100: 8 x H100-SXM (nvswitch); $100,000 over 5 years") for line in
                result.assumptions)  # fmt: skip
     assert any("owned servers (owned.toml) ranked beside the clouds: lab-h100" in note for note in result.notes)
+    # The one-file HTML report carries them too.
+    page = result.to_html()
+    assert "owned lab-h100: 8 x H100-SXM" in page and "lab-h100" in page
 
 
 def test_owned_rows_in_compare_stand_beside_the_clouds_best(isolated_store: Path) -> None:
