@@ -193,6 +193,18 @@ def test_an_owned_server_ranks_beside_the_same_cloud_hardware_with_the_same_esti
     assert "owned lab-h100: 8 x H100-SXM" in page and "lab-h100" in page
 
 
+def test_an_owned_server_is_never_joined_to_others(isolated_store: Path) -> None:
+    _owned(isolated_store)
+    catalog = pd.DataFrame([make_offer(spot_price_usd_per_hour=None)])
+    result = planner.rank(
+        "llama-3-8b", tokens=2.88e9, pricing="on-demand", max_nodes=2, catalog=catalog, estimator=FakeEstimator()
+    )
+    owned = result.table[result.table["provider"] == "owned"]
+    assert list(owned["nodes"]) == [1]
+    excluded = result.excluded[result.excluded["provider"] == "owned"]
+    assert list(excluded["reason"]) == ["an owned server is ranked as one server, never joined to others"]
+
+
 def test_owned_rows_in_compare_stand_beside_the_clouds_best(isolated_store: Path) -> None:
     _owned(isolated_store)
     catalog = pd.DataFrame([make_offer(spot_price_usd_per_hour=None)])

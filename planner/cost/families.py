@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from planner.catalog.owned import OWNED
 from planner.errors import InputError
 from planner.perf.options import EVIDENCE_FIELDS
 
@@ -93,6 +94,8 @@ def estimate_config(
     total = gpus_per_node * nodes
     if not float(gpus_per_node).is_integer() or total < 1:
         return ConfigEstimate(reason=f"a fraction of a GPU ({gpus_per_node:g} per instance) is not modelled")
+    if nodes > 1 and fams.provider[family] == OWNED:
+        return ConfigEstimate(reason="an owned server is ranked as one server, never joined to others")
     if nodes > 1 and not (network_gbps > 0):
         return ConfigEstimate(reason="no network bandwidth known for joining instances")
     try:
