@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "estimate": "planner.api",
     "rank": "planner.api",
     "compare": "planner.api",
+    "buy_or_rent": "planner.api",
     "calibrate": "planner.api",
     "hardware_table": "planner.api",
     "resolve_gpu": "planner.hardware",
@@ -61,6 +62,7 @@ __all__ = [
     "UnknownGpuError",
     "Workload",
     "__version__",
+    "buy_or_rent",
     "calibrate",
     "catalog_history",
     "catalog_status",
@@ -79,6 +81,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from planner.api import (
+        buy_or_rent,
         calibrate,
         catalog_history,
         catalog_status,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner import checks
+from planner.catalog.owned import OWNED
 from planner.catalog.pins import PinnedCatalog, pinned_snapshots, sources
 from planner.catalog.query import (
     OFFER_COLUMNS,
@@ -56,7 +57,9 @@ def _as_list(value: str | Sequence[str] | None, field: str) -> list[str]:
 
 def _providers(provider: str | Sequence[str] | None) -> list[str]:
     """The providers asked for, in lower case and checked against PROVIDERS (an unknown one is an InputError)."""
-    return checks.names("provider", "provider", [name.lower() for name in _as_list(provider, "provider")], PROVIDERS)
+    # Owned servers (planner.catalog.owned) are asked for as the provider "owned".
+    asked = [name.lower() for name in _as_list(provider, "provider")]
+    return checks.names("provider", "provider", asked, (*PROVIDERS, OWNED))
 
 
 def open_store(store: CatalogStore | Path | str | None = None) -> CatalogStore:
@@ -168,6 +171,7 @@ def _load(
         if snapshot is not None or as_of is not None:
             raise InputError("cannot be given with a snapshot or as_of, which read the store", field="catalog")
         frame, notes = _negotiated(catalog)
+        frame, notes = _owned(frame, None, notes)
         frame = with_derived(frame) if derived and "stale" not in frame.columns else frame
         return PinnedCatalog(frame, [], None, notes)
     opened = open_store(store)
@@ -181,6 +185,7 @@ def _load(
         if opened is not store:
             opened.close()
     frame, notes = _negotiated(frame)
+    frame, notes = _owned(frame, judged_at, notes)
     return PinnedCatalog(with_derived(frame, judged_at) if derived else frame, infos, judged_at, notes)
 
 
@@ -192,6 +197,21 @@ def _negotiated(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if "price_basis" in frame.columns:
         return frame, []
     return apply_terms(frame, read_terms())
+
+
+def _owned(frame: pd.DataFrame, judged_at: datetime | None, notes: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """The one place the user's owned servers (planner.catalog.owned) join the catalog, priced as of the moment the
+    prices are judged at (their costs are the user's own, as fresh as the question), and a note naming them."""
+    from planner.catalog.owned import owned_path, read_servers
+    from planner.cost.owned import with_owned
+
+    servers = read_servers()
+    moment = (judged_at or datetime.now(UTC)).isoformat(timespec="seconds")
+    joined = with_owned(frame, servers, moment)
+    if joined is frame:
+        return frame, notes
+    names = ", ".join(server.name for server in servers)
+    return joined, [*notes, f"owned servers ({owned_path().name}) ranked beside the clouds: {names}"]
 
 
 def load_catalog(
@@ -580,6 +600,7 @@ def rank(
         result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
     return replace(
         result,
+        assumptions=[*result.assumptions, *_owned_assumptions(selection.offers)],
         catalog_as_of=oldest_as_of,
         snapshots=sources([info for info in pinned.snapshots if not asked or info.provider in asked]),
         question=_question(job, request, provider=asked, region=region, gpu=gpu, instance_type=instance_type),
@@ -593,6 +614,17 @@ def rank(
             *stale_warnings(ages),
         ],
     )
+
+
+def _owned_assumptions(offers: pd.DataFrame) -> list[str]:
+    """How the owned servers among ``offers`` are priced, each with its inputs (none when there are none)."""
+    from planner.catalog.owned import read_servers
+    from planner.cost.owned import assumption_lines
+
+    if offers.empty or not (offers["provider"] == OWNED).any():
+        return []
+    names = set(offers.loc[offers["provider"] == OWNED, "instance_type"].astype(str))
+    return assumption_lines([server for server in read_servers() if server.name in names])
 
 
 def _question(job: Workload, request: RankRequest, **filters: Any) -> dict[str, Any]:
@@ -794,6 +826,26 @@ def calibrate(
         interval_s=checks.optional_number("interval_s", interval_s),
     )
     return replace(result, notes=(*result.notes, *notes)) if notes else result
+
+
+def buy_or_rent(
+    *,
+    examples: bool = False,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+    snapshot: SnapshotIds | None = None,
+    as_of: str | datetime | None = None,
+) -> pd.DataFrame:
+    """Each owned server (owned.toml; ``examples``: the bundled examples) priced per hour of use in parts, beside
+    the cheapest on-demand rental of the same GPUs, with the utilisation above which owning costs less
+    (``break_even_utilisation``; above 1: never). Rentals at the user's negotiated prices where the prices file
+    gives them."""
+    from planner.catalog.owned import example_servers, read_servers
+    from planner.cost.owned import buy_or_rent_table
+
+    servers = example_servers() if examples else read_servers()
+    frame = _load(catalog, store, derived=False, snapshot=snapshot, as_of=as_of).frame
+    return buy_or_rent_table(servers, frame[frame["provider"] != OWNED] if len(frame) else frame)
 
 
 def refresh(

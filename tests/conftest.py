@@ -32,6 +32,8 @@ def isolated_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.delenv("GPUPLAN_DATABASE_URL", raising=False)  # never a developer's team server
     # Never the developer's own negotiated prices: a prices file only where a test writes one.
     monkeypatch.setenv("GPUPLAN_PRICES_FILE", str(home / "prices.toml"))
+    # Nor their owned servers: an owned file only where a test writes one.
+    monkeypatch.setenv("GPUPLAN_OWNED_FILE", str(home / "owned.toml"))
     return home
 
 

@@ -10,7 +10,7 @@ import planner
 
 PINNED = {
     "CatalogError", "CatalogStore", "CostLine", "Estimate", "GpuSpec", "InputError", "MissingCredentials",
-    "ModelOptions", "PlannerError", "ProviderError", "RankRequest", "RankResult", "StaleCatalogError", "UnknownGpuError", "Workload", "__version__", "calibrate", "catalog_history",
+    "ModelOptions", "PlannerError", "ProviderError", "RankRequest", "RankResult", "StaleCatalogError", "UnknownGpuError", "Workload", "__version__", "buy_or_rent", "calibrate", "catalog_history",
     "catalog_status", "compare", "estimate", "export_catalog", "gpu_table", "hardware_table", "load_catalog", "offers", "pull_catalog", "rank", "refresh", "resolve_gpu",
 }  # fmt: skip
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from planner import checks
+from planner.catalog.owned import OWNED
 from planner.catalog.schema import PROVIDERS, is_local_zone
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
@@ -157,7 +158,7 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
             related=("max_gpus",),
         )
     checks.choice("sort", spec.sort, tuple(SORT_KEYS))
-    providers = checks.names("provider", "provider", [str(p).lower() for p in spec.providers], PROVIDERS)
+    providers = checks.names("provider", "provider", [str(p).lower() for p in spec.providers], (*PROVIDERS, OWNED))
     # The known names are read only when a filter names some: listing them costs a pass over the catalog.
     regions = [str(r) for r in spec.regions]
     if regions:

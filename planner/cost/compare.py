@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from planner.catalog.owned import OWNED
 from planner.cost.result import TABLE_COLUMNS, TABLE_DTYPES, RankResult
 
 COMPARE_COLUMNS: tuple[str, ...] = ("choice", *TABLE_COLUMNS)
@@ -29,18 +30,29 @@ def best_of_each(
     table, details = result.table, result.details
     rows: list[dict[str, Any]] = []
     detail_rows: list[dict[str, Any]] = []
+
+    def add(choice: str, best: pd.DataFrame) -> None:
+        rows.append({"choice": choice, **{str(k): v for k, v in best.iloc[0].items()}})
+        detail_rows.append({str(k): v for k, v in details.iloc[int(best.index[0])].items()})
+
     for name, members in choices:
         mine = table[table[key_column].isin(members)]
+        # Owned servers stand beside the clouds' best, never in its place: a choice of its own ("H100 (owned)").
+        owned = mine[mine["provider"] == OWNED]
+        mine = mine[mine["provider"] != OWNED]
+        if len(owned) and not len(mine) and key_column == "instance_type":
+            add(name, owned.head(1))  # the choice names an owned server itself
+            continue
         for kind in pricings:
             best = mine[mine["pricing"] == kind].head(1)
             if len(best):
-                position = int(best.index[0])
-                rows.append({"choice": name, **{str(k): v for k, v in best.iloc[0].items()}})
-                detail_rows.append({str(k): v for k, v in details.iloc[position].items()})
+                add(name, best)
                 continue
             reason = (why(name, members, kind) if why else None) or _why_missing(result, key_column, members, kind)
             rows.append({"choice": name, "pricing": kind, "notes": reason})
             detail_rows.append({})
+        if len(owned):
+            add(f"{name} ({OWNED})", owned.head(1))
     frame = pd.DataFrame.from_records(rows, columns=list(COMPARE_COLUMNS))
     # The ranking table's dtypes (TABLE_DTYPES), nullable: a choice's row of blanks is missing in every column.
     nullable: dict[str, Any] = {"int64": "Int64", "bool": "boolean", "float64": "float64"}

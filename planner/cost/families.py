@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from planner.catalog.owned import OWNED
 from planner.errors import InputError
 from planner.perf.options import EVIDENCE_FIELDS
 
@@ -35,6 +36,10 @@ class Families:
     gpu_count: FloatArray
     interconnect: npt.NDArray[np.object_]
     network_gbps: FloatArray
+    # An owned server's own PUE and wall power at training load (planner.cost.owned); NaN: the provider's PUE and
+    # the GPUs' TDP x the node factor.
+    pue: FloatArray | None = None
+    node_power_kw: FloatArray | None = None
 
     def __len__(self) -> int:
         return len(self.provider)
@@ -89,6 +94,8 @@ def estimate_config(
     total = gpus_per_node * nodes
     if not float(gpus_per_node).is_integer() or total < 1:
         return ConfigEstimate(reason=f"a fraction of a GPU ({gpus_per_node:g} per instance) is not modelled")
+    if nodes > 1 and fams.provider[family] == OWNED:
+        return ConfigEstimate(reason="an owned server is ranked as one server, never joined to others")
     if nodes > 1 and not (network_gbps > 0):
         return ConfigEstimate(reason="no network bandwidth known for joining instances")
     try:
@@ -180,7 +187,19 @@ def families(offers: pd.DataFrame) -> Families:
         gpu_count=offers["gpu_count"].to_numpy(dtype=float, na_value=np.nan)[first],
         interconnect=offers["interconnect"].take(first).to_numpy(dtype=object),
         network_gbps=offers["network_gbps"].to_numpy(dtype=float, na_value=np.nan)[first],
+        pue=_optional_column(offers, "pue", first),
+        node_power_kw=_optional_column(offers, "node_power_kw", first),
     )
+
+
+def _optional_column(offers: pd.DataFrame, column: str, first: npt.NDArray[np.int64]) -> FloatArray | None:
+    """A number column only some catalogs carry (owned servers'), at each family's first row; None without it."""
+    import numpy as np
+
+    if column not in offers.columns:
+        return None
+    values: FloatArray = offers[column].to_numpy(dtype=float, na_value=np.nan)[first]
+    return values
 
 
 def model_grid(fams: Families, estimator: Estimator, workload: Workload, request: RankRequest) -> ModelGrid:

@@ -97,6 +97,19 @@ def hazard_table(fams: Families, request: RankRequest) -> FloatArray:
     return result
 
 
+def _effective_tdp_w(fams: Families, expected_factor: float) -> FloatArray:
+    """Each family's GPU TDP, W; where a family states its wall power (an owned server), the TDP that gives that
+    power at the expected node factor, so its energy band keeps the factor's spread around the stated figure."""
+    import numpy as np
+
+    tdp_w = energy.gpu_tdp_w(list(fams.gpu))
+    if fams.node_power_kw is None:
+        return tdp_w
+    stated: FloatArray = fams.node_power_kw * 1000.0 / (fams.gpu_count * expected_factor)
+    result: FloatArray = np.where(np.isnan(stated), tdp_w, stated)
+    return result
+
+
 def cost_grid(
     fams: Families, model: ModelGrid, request: RankRequest, *, trained_params: float = 0.0, frozen_params: float = 0.0
 ) -> CostGrid:
@@ -176,8 +189,11 @@ def cost_grid(
 
     # Facility energy of the held hours (work, checkpoints, rework, restarts), at the fitted node factor's band.
     factor = energy.node_factor()
-    tdp_w = per_family(energy.gpu_tdp_w(list(fams.gpu)))
-    pue = per_family(energy.facility_pue(list(fams.provider)))
+    tdp_w = per_family(_effective_tdp_w(fams, factor.expected))
+    pue_of = energy.facility_pue(list(fams.provider))
+    if fams.pue is not None:  # an owned server's own PUE
+        pue_of = np.where(np.isnan(fams.pue), pue_of, fams.pue)
+    pue = per_family(pue_of)
     fleet_gpus = per_family(fams.gpu_count) * nodes
 
     def facility_kwh(at: float, hours: FloatArray) -> FloatArray:

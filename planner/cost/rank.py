@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from planner.catalog.owned import OWNED
 from planner.catalog.query import local_zones, price_age_days, stale_prices
 from planner.catalog.schema import LOCAL_ZONE_NOTE
 from planner.cost import explain
@@ -21,6 +22,7 @@ from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
 from planner.cost.lines import SPOT_BUCKETS, billing_note
 from planner.cost.options import Options
+from planner.cost.owned import ELECTRICITY_HOURLY, ELECTRICITY_PRICE, energy_cost_usd, owned_column
 from planner.cost.pareto import pareto_mask
 from planner.cost.request import ORDERS, PRICINGS, Estimator, RankRequest
 from planner.cost.result import (
@@ -92,6 +94,10 @@ class _Rows:
     # Each row's zone as a code into the distinct zones, "" appended for a missing one (code -1).
     zone_codes: npt.NDArray[np.intp]
     zone_names: npt.NDArray[np.object_]
+    # Owned servers (planner.cost.owned): the electricity part of the hourly price, and the power price their runs'
+    # energy is billed at instead; 0 on cloud rows, whose price includes the electricity.
+    electricity_hourly: FloatArray
+    kwh_price: FloatArray
 
 
 def _rows(offers: pd.DataFrame) -> _Rows:
@@ -129,6 +135,8 @@ def _rows(offers: pd.DataFrame) -> _Rows:
         local_zone=local_zones(pd.Series(zone_names, dtype=object))[zone_codes],
         zone_codes=zone_codes,
         zone_names=zone_names,
+        electricity_hourly=owned_column(offers, ELECTRICITY_HOURLY),
+        kwh_price=owned_column(offers, ELECTRICITY_PRICE),
     )
 
 
@@ -168,6 +176,7 @@ def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _
     cell = np.concatenate(cell_parts) if cell_parts else empty
     spot, nodes = grid.spot_of(cell), grid.nodes_of(cell)
     price = np.where(spot == 1, rows.spot_price[row], rows.od_price[row])
+    energy_cost = energy_cost_usd(grid.energy_kwh[cell], rows.kwh_price[row])
     return Options(
         row=row,
         cell=cell,
@@ -176,7 +185,7 @@ def _options(reps: list[tuple[int, IntArray, IntArray]], fams: Families, rows: _
         nodes=nodes,
         price=price,
         wall=grid.wall_hours[cell],
-        cost=nodes * grid.billed_hours[cell] * price,
+        cost=nodes * grid.billed_hours[cell] * (price - rows.electricity_hourly[row]) + energy_cost,
     )
 
 
@@ -461,6 +470,14 @@ def _table(
     notes = _joined(
         words, [(local[one].astype(np.int64) - 1, [LOCAL_ZONE_NOTE]), *_model_notes(model, family[one], nodes[one])]
     )[inverse]
+    # Owned servers: held hours at the capital and operations rate, energy at the power price (planner.cost.owned).
+    hourly = price - catalog.electricity_hourly[rows]
+    kwh_price = catalog.kwh_price[rows]
+    basis = text(_basis_at(offers, rows, spot))
+
+    def energy_cost(kwh: FloatArray) -> FloatArray:
+        return energy_cost_usd(kwh, kwh_price)
+
     low = spot == 1
     if low.any():  # only spot options can be far below: an on-demand ranking skips the per-type medians
         low &= _far_below_other_regions(offers, rows)
@@ -485,13 +502,13 @@ def _table(
             # The unit clouds quote and people compare: the instance price over its GPUs.
             "price_per_gpu_usd_per_hour": price / fams.gpu_count[family],
             # "list" or "negotiated" (the user's prices file): the basis of the price this option used.
-            "price_basis": text(_basis_at(offers, rows, spot)),
+            "price_basis": basis,
             "time_to_solution_hours": grid.wall_hours[cells],
             "time_low_hours": grid.wall_low_hours[cells],
             "time_high_hours": grid.wall_high_hours[cells],
-            "cost_usd": nodes * grid.billed_hours[cells] * price,
-            "cost_low_usd": nodes * grid.billed_low_hours[cells] * price,
-            "cost_high_usd": nodes * grid.billed_high_hours[cells] * price,
+            "cost_usd": nodes * grid.billed_hours[cells] * hourly + energy_cost(grid.energy_kwh[cells]),
+            "cost_low_usd": nodes * grid.billed_low_hours[cells] * hourly + energy_cost(grid.energy_low_kwh[cells]),
+            "cost_high_usd": nodes * grid.billed_high_hours[cells] * hourly + energy_cost(grid.energy_high_kwh[cells]),
             "expected_interruptions": grid.interruptions[cells],
             "p_no_interruption": grid.p_no_interruption[cells],
             "checkpoint_every_hours": grid.checkpoint_interval_hours[cells],
@@ -517,7 +534,10 @@ def _table(
         {
             "pricing": pricing,
             "nodes": nodes.astype(float),
-            "price_usd_per_hour": price,
+            "price_usd_per_hour": hourly,
+            "electricity_kwh": np.where((basis == OWNED).to_numpy(), grid.energy_kwh[cells], 0.0),
+            "electricity_usd_per_kwh": kwh_price,
+            "price_basis": basis,
             "training_hours": grid.training_hours[cells],
             "startup_hours": grid.work_hours[cells] - grid.training_hours[cells],
             "checkpoint_hours": grid.checkpoint_write_hours[cells],

@@ -325,9 +325,12 @@ def lines_for(row: pd.Series) -> list[CostLine]:
     nodes = float(row["nodes"])
     price = float(row["price_usd_per_hour"])
     pricing = str(row["pricing"])
+    # An owned server's hours cost its capital and operations; its electricity is a line of its own (cost/owned.py).
+    owned = row.get("price_basis") == "owned"
+    compute = "owned (capital and operations)" if owned else pricing
     lines = [
-        CostLine(f"{pricing} compute: training", "instance-hour", nodes * float(row["training_hours"]), price),
-        CostLine(f"{pricing} compute: start-up", "instance-hour", nodes * float(row["startup_hours"]), price),
+        CostLine(f"{compute} compute: training", "instance-hour", nodes * float(row["training_hours"]), price),
+        CostLine(f"{compute} compute: start-up", "instance-hour", nodes * float(row["startup_hours"]), price),
     ]
     if pricing == "spot":
         if float(row["checkpoint_hours"]) > 0:
@@ -351,6 +354,11 @@ def lines_for(row: pd.Series) -> list[CostLine]:
             )
     rounding = nodes * (float(row["billed_hours"]) - float(row["held_hours"]))
     lines.append(CostLine(f"billing rounding ({row['billing']})", "instance-hour", rounding, price))
+    if owned:
+        kwh_price = float(row.get("electricity_usd_per_kwh", 0.0))
+        lines.append(
+            CostLine("owned: electricity (the run's facility energy)", "kWh", float(row["electricity_kwh"]), kwh_price)
+        )
     return lines
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planner.catalog.owned import OWNED
 from planner.catalog.schema import PROVIDERS
 from planner.cost.request import ORDERS, PRICINGS, RankRequest
 from planner.hardware import PRECISIONS
@@ -94,7 +95,7 @@ def choices(catalog_regions: Sequence[str], catalog_gpus: Sequence[str]) -> dict
         "recompute": RECOMPUTE,
         "pricing": PRICING,
         "by": ORDER_BY,
-        "providers": PROVIDERS,
+        "providers": (*PROVIDERS, OWNED),
         "regions": tuple(catalog_regions),
         "gpus": tuple(catalog_gpus),
     }
