@@ -167,8 +167,8 @@ def _notes(wl: Workload, chip: TpuChip, mesh: Mesh, step: TpuStep, fitted: TpuPa
         + f"; {mesh.batch:g} sequence(s) of {wl.seq_len} tokens per chip per step; remat {mesh.remat}",
         "training state: FP32 weights, gradients and AdamW moments (16 bytes per parameter, MaxText's defaults), "
         "sharded over the slice",
-        f"step: compute {step.compute_s:.3g} s + tensor collectives {step.tensor_comm_s:.3g} s, overlapped with FSDP "
-        f"{step.fsdp_comm_s:.3g} s and DCN {step.dcn_comm_s:.3g} s",
+        f"step: compute {step.compute_s:.3g} s, overlapped with the ICI collectives (tensor {step.tensor_comm_s:.3g} s "
+        f"+ FSDP {step.fsdp_comm_s:.3g} s); DCN {step.dcn_comm_s:.3g} s added",
     ]
     if chip.system_power_w is None:
         notes.append(f"energy: Google publishes no power for {chip.id}, so none is estimated")
