@@ -55,6 +55,8 @@ class GpuSpec:
     source: str
     source_date: str
     notes: str
+    # "gpu", or "tpu" for a Cloud TPU chip (data/tpus.csv): the performance model sends each to its own station.
+    accelerator_kind: str = "gpu"
 
     def supports(self, precision: str) -> bool:
         """Whether the GPU runs ``precision`` natively (TF32 on Ampere+, BF16 on Ampere+, FP8 on Ada+)."""
@@ -131,6 +133,40 @@ def _gpu_specs() -> dict[str, GpuSpec]:
                 source=row["source"],
                 source_date=row["source_date"],
                 notes=row["notes"],
+            )
+    specs.update(_tpu_specs())
+    return specs
+
+
+def _tpu_specs() -> dict[str, GpuSpec]:
+    """Cloud TPU chips in the same table, so every spelling, catalog row and ranking resolves them alike. A TPU's
+    matrix units run BF16 (and FP8 on TPU7x); it has no published FP32 or TF32 matrix peak (0 and None here), no
+    NVLink or PCIe, and Google publishes system power, not a TDP (empty where it publishes none: NaN)."""
+    specs: dict[str, GpuSpec] = {}
+    with (data_dir() / "tpus.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            specs[row["tpu"]] = GpuSpec(
+                id=row["tpu"],
+                name=row["name"],
+                vendor="google",
+                architecture=f"tpu-{row['generation']}",
+                form_factor="tpu",
+                memory_gib=float(row["memory_gib"]),
+                memory_bandwidth_gbps=float(row["memory_bandwidth_gbps"]),
+                memory_type=row["memory_type"],
+                fp32_tflops=0.0,
+                tf32_tflops=None,
+                fp16_tflops=float(row["bf16_tflops"]),
+                bf16_supported=True,
+                fp8_tflops=_opt_float(row["fp8_tflops"]),
+                nvlink_gbps=None,
+                pcie_gen=0,
+                tdp_w=float(row["system_power_w"] or "nan"),
+                datacenter=True,
+                source=row["source"],
+                source_date=row["source_date"],
+                notes=row["notes"],
+                accelerator_kind="tpu",
             )
     return specs
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.errors import UnknownGpuError
-from planner.hardware import gpu_table, lookup, resolve_gpu
+from planner.hardware import GpuSpec, gpu_table, lookup, resolve_gpu
 
 REQUIRED = [
     "V100-16GB", "V100-32GB", "V100-PCIe-16GB", "V100-PCIe-32GB", "T4", "A10G", "A10", "L4", "A100-40GB", "A100-80GB",
@@ -25,13 +25,29 @@ def test_every_gpu_names_its_memory_type() -> None:
     # The power bound groups GPUs by memory family (planner.perf.ceilings.memory_family): a typo would move a GPU into
     # the other family's peers without a word.
     known = {"HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7"}
-    for spec in gpu_table().values():
+    for spec in _gpus():
         assert spec.memory_type in known, (spec.id, spec.memory_type)
     assert resolve_gpu("H100-PCIe").memory_type.startswith("HBM") and resolve_gpu("L40S").memory_type == "GDDR6"
 
 
+def _gpus() -> list[GpuSpec]:
+    """The GPUs of the table (its Cloud TPU rows have their own test)."""
+    return [spec for spec in gpu_table().values() if spec.accelerator_kind == "gpu"]
+
+
+def test_tpus_share_the_table_with_their_own_kind() -> None:
+    # The catalog, the ranking and estimate() find a TPU as they find a GPU; the kind sends it to its own station.
+    tpus = {spec.id: spec for spec in gpu_table().values() if spec.accelerator_kind == "tpu"}
+    assert set(tpus) == {"TPU-v5e", "TPU-v5p", "TPU-v6e", "TPU-v7"}
+    assert resolve_gpu("trillium").id == "TPU-v6e" and resolve_gpu("tpu7x").id == "TPU-v7"
+    for spec in tpus.values():
+        assert spec.source and spec.source_date and spec.fp16_tflops > 0 and spec.memory_gib > 0
+        assert spec.fp8_tflops is None or spec.fp8_tflops == 2 * spec.fp16_tflops
+    assert resolve_gpu("H100-SXM").accelerator_kind == "gpu"
+
+
 def test_specs_are_consistent() -> None:
-    for spec in gpu_table().values():
+    for spec in _gpus():
         assert spec.fp16_tflops >= spec.fp32_tflops * 0.9 or spec.vendor == "amd", spec.id
         if spec.fp8_tflops is not None:
             assert spec.fp8_tflops >= spec.fp16_tflops, spec.id

@@ -159,6 +159,15 @@ def estimate(
         spec, gpu_note = resolution.spec, resolution.note
     gpus = checks.whole("gpus", gpus, most=MAX_GPUS)
     gpus_per_node = checks.optional_whole("gpus_per_node", gpus_per_node, most=MAX_GPUS)
+    if spec.accelerator_kind == "tpu":
+        # A Cloud TPU has its own station (planner.perf.tpu); ``gpus`` counts chips, ``gpus_per_node`` a slice's.
+        from planner.perf import tpu
+
+        tpu_options = {"measured": measured, "measured_on": measured_on, "efficiency": efficiency}
+        tpu_options.update(interconnect=interconnect, network_gbps=network_gbps)
+        tpu.check_question(wl, precision, tpu_options)
+        found = tpu.estimate_tpu(wl, spec, gpus, gpus_per_node)
+        return replace(found, assumptions=list(found.assumptions), parallelism=dict(found.parallelism))
     if interconnect is not None:
         checks.choice("interconnect", interconnect, INTERCONNECTS)
     network_gbps = checks.optional_number("network_gbps", network_gbps)
@@ -325,5 +334,8 @@ def _measured_scale(
 
 def clear_caches() -> None:
     """Forget every cached answer (the speed benchmark times the full layout search this way)."""
+    from planner.perf import tpu
+
     _estimate.cache_clear()
     min_gpus_to_fit.cache_clear()
+    tpu.clear_caches()

@@ -161,7 +161,7 @@ def test_every_gpu_has_a_sourced_tensor_rate_per_sm() -> None:
     rates = sm_tensor_rates()
     rows = data_rows("gpu_sm_rates.csv")
     assert all(row["source"] and row["source_date"] and row["notes"] for row in rows)
-    assert set(gpu_table()) <= set(rates)
+    assert {gpu for gpu, spec in gpu_table().items() if spec.accelerator_kind == "gpu"} <= set(rates)
     # Dense FP16 FLOPs per SM per clock: GeForce (FP32 accumulate) 512, Volta to Ada 1,024, A100 2,048, Hopper 4,096,
     # Blackwell 8,192.
     assert set(rates.values()) <= {512.0, 1024.0, 2048.0, 4096.0, 8192.0}
