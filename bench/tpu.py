@@ -4,8 +4,8 @@
 
 Prints, on the published TPU runs (data/tpu_runs.csv, each with its published mesh): the leave-one-source-out
 median error (each source predicted by a fit without it), and how many of those held-out runs the bundled band
-covers; then the sealed share (data/sealed/tpu_runs.csv, read by no fit): the bundled fit's median error and band
-coverage on it. Then the median time of one TPU estimate() with its caches cleared (the full mesh search; target
+covers. The TPU sealed share is scored by bench/sealed.py, once per round, not here: a bench that guides changes
+must not read it. Then the median time of one TPU estimate() with its caches cleared (the full mesh search; target
 under 1 ms) and a TPU-vs-GPU estimate of one LLM pre-training.
 """
 
@@ -66,8 +66,6 @@ def main() -> None:
     bundled: TpuParams = default_tpu_params()
     runs = fit_tpu.read_runs(fit_tpu.RUNS)
     held_out = fit_tpu.leave_one_source_out(runs)
-    sealed_runs = fit_tpu.read_runs(fit_tpu.SEALED)
-    sealed = [(run, fit_tpu.predict(run, bundled)) for run in sealed_runs]
     figures = {
         "fit_rows": len(runs),
         "fit_sources": len({run.source for run in runs}),
@@ -75,19 +73,10 @@ def main() -> None:
         "loso_median_signed_error_pct": round(signed_median_pct(held_out), 2),
         "band_low_high": list(bundled.band),
         "loso_band_coverage": round(covered(held_out, bundled.band), 3),
-        "sealed_rows": len(sealed),
-        "sealed_sources": len({run.source for run in sealed_runs}),
-        "sealed_median_abs_error_pct": round(fit_tpu.median_error_pct(sealed), 2),
-        "sealed_median_signed_error_pct": round(signed_median_pct(sealed), 2),
-        "sealed_band_coverage": round(covered(sealed, bundled.band), 3),
         "tpu_estimate_median_ms": round(estimate_ms(), 3),
     }
     for key, value in figures.items():
         print(f"{key:32s} {value}")
-    for run, pred in sealed:
-        print(
-            f"  sealed {run.tpu:8s} {run.workload.name:15s} {run.mesh.chips:5d} chips: {pred / run.measured - 1:+.1%}"
-        )
     comparison = pair("llama-3-8b", 256)
     print("llama-3-8b pre-training (20 tokens per parameter) on 256 accelerators:")
     print(json.dumps(comparison, indent=1))

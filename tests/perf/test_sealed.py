@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# What may name the sealed folder: the draw, the normalisation that writes its benchmark rows, and the scorer.
-ALLOWED = {"scripts/seal.py", "scripts/fit_perf.py", "bench/sealed.py"}
+# What may name the sealed folder: the draws (GPU and TPU), the normalisation that writes its benchmark rows, and the
+# scorer.
+ALLOWED = {"scripts/seal.py", "scripts/fit_perf.py", "scripts/fit_tpu.py", "bench/sealed.py"}
 
 
 def _load(path: Path, name: str) -> object:
@@ -68,7 +69,7 @@ def test_the_scorer_reports_error_and_band_on_a_folder_of_measurements(tmp_path:
         (tmp_path / name).write_text("".join(lines[:1] + lines[-3:]), encoding="utf-8")
     groups = bench.score(tmp_path)  # type: ignore[attr-defined]
     scored = [s for rows in groups.values() for s in rows]
-    assert len(groups) == 8 and len(scored) >= 15
+    assert len(groups) == 9 and len(scored) >= 15
     for s in scored:
         assert s.low <= s.predicted <= s.high and s.measured > 0 and s.error_pct >= 0
     assert any(s.covered for s in scored)
