@@ -230,6 +230,7 @@ def offers(
     sort: str = "price",
     by_zone: bool = False,
     available_only: bool = False,
+    accelerator: str = "any",
     max_age_hours: float | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
@@ -239,8 +240,8 @@ def offers(
     """Offerings matching the filters, cheapest first; ``gpu`` takes any spelling (a family name matches all variants).
 
     Without ``by_zone``, the zones of one region collapse into one row (the zone with the cheapest spot price).
-    ``snapshot`` (stored snapshot ids, one per provider) or ``as_of`` (a time) reads those snapshots, not the current
-    catalog.
+    ``accelerator``: ``gpu``, ``tpu`` (Cloud TPU slices, one row per slice size) or ``any``. ``snapshot`` (stored
+    snapshot ids, one per provider) or ``as_of`` (a time) reads those snapshots, not the current catalog.
     """
     found = offers_with_notes(
         OfferFilter(
@@ -256,6 +257,7 @@ def offers(
             sort=sort,
             by_zone=by_zone,
             available_only=available_only,
+            accelerator=accelerator,
         ),
         max_age_hours=max_age_hours,
         catalog=catalog,
@@ -509,7 +511,8 @@ def _refuse_unknown(options: dict[str, Any], known: Sequence[str]) -> None:
 
 # rank's own keyword arguments, for the close spellings of a mistyped one.
 RANK_ARGUMENTS = ("provider", "region", "gpu", "instance_type", "min_gpu_memory_gib", "max_age_hours",
-                  "available_only", "request", "catalog", "store", "estimator", "snapshot", "as_of")  # fmt: skip
+                  "available_only", "accelerator", "request", "catalog", "store", "estimator", "snapshot",
+                  "as_of")  # fmt: skip
 
 
 def rank(
@@ -522,6 +525,7 @@ def rank(
     min_gpu_memory_gib: float | None = None,
     max_age_hours: float | None = None,
     available_only: bool = False,
+    accelerator: str = "any",
     request: RankRequest | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
@@ -537,10 +541,11 @@ def rank(
     ``options`` are RankRequest fields (``deadline_hours``, ``budget_usd``, ``pricing``, ``max_nodes``, ``by``,
     ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
     the user's evidence (``measured``/``measured_on``, ``efficiency``, or ``profile``: a calibration profile or its
-    file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``catalog`` replaces
-    the stored catalog and ``estimator`` the performance model. ``snapshot`` (stored snapshot ids, one per provider)
-    or ``as_of`` (a time: each provider's snapshot current then) pins the prices: the answer reproduces after any
-    later refresh, its prices' ages judged when those snapshots were current.
+    file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``accelerator``
+    (``any``, ``gpu`` or ``tpu``) ranks Cloud TPU slices beside the GPU offerings, or either alone. ``catalog``
+    replaces the stored catalog and ``estimator`` the performance model. ``snapshot`` (stored snapshot ids, one per
+    provider) or ``as_of`` (a time: each provider's snapshot current then) pins the prices: the answer reproduces
+    after any later refresh, its prices' ages judged when those snapshots were current.
     """
     from planner.cost.rank import rank as _rank
     from planner.perf.workloads import resolve_workload, split_options
@@ -562,6 +567,7 @@ def rank(
             instance_types=_as_list(instance_type, "instance_type"),
             min_gpu_memory_gib=min_gpu_memory_gib,
             available_only=available_only,
+            accelerator=accelerator,
         ),
     )
     # Ages of the providers the answer comes from; with no offering left, of those asked for (all by default).
@@ -582,7 +588,16 @@ def rank(
         result,
         catalog_as_of=oldest_as_of,
         snapshots=sources([info for info in pinned.snapshots if not asked or info.provider in asked]),
-        question=_question(job, request, provider=asked, region=region, gpu=gpu, instance_type=instance_type),
+        question=_question(
+            job,
+            request,
+            provider=asked,
+            region=region,
+            gpu=gpu,
+            instance_type=instance_type,
+            # Asked only when narrowed: the default (any) leaves the question as it was.
+            **({"accelerator": accelerator} if accelerator != "any" else {}),
+        ),
         price_sources=_price_sources(selection.offers),
         year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
         notes=[

@@ -193,7 +193,9 @@ def chip_price(
     return slice_price_usd_per_hour / chips, None
 
 
-def bundled_zone_prices(rows: Iterable[Mapping[str, Any]], source: str, as_of: str) -> tuple[list[ZonePrice], list[Rejected]]:
+def bundled_zone_prices(
+    rows: Iterable[Mapping[str, Any]], source: str, as_of: str
+) -> tuple[list[ZonePrice], list[Rejected]]:
     """Zone prices from SkyPilot-shaped TPU rows (``tpu-<type>``, Region, AvailabilityZone, Price, SpotPrice,
     ListedSlices): each row prices the slice it names, and its ListedSlices are the sizes sold in that zone."""
     from planner.catalog.validate import Rejected

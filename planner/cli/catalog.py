@@ -10,7 +10,7 @@ import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
-from planner.cli.rank_opts import AsOfOpt, MaxAgeOpt, QuietOpt, SnapshotOpt
+from planner.cli.rank_opts import AcceleratorOpt, AsOfOpt, MaxAgeOpt, QuietOpt, SnapshotOpt
 from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS, OFFER_WIDE_DROP_ORDER
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
@@ -114,6 +114,7 @@ def offers(
             "--available-only", help="Only offerings the cloud reported capacity for at the last refresh (Lambda)."
         ),
     ] = False,
+    accelerator: AcceleratorOpt = "any",
     max_age: MaxAgeOpt = None,
     snapshot: SnapshotOpt = None,
     as_of: AsOfOpt = None,
@@ -138,6 +139,7 @@ def offers(
         sort=sort,
         by_zone=by_zone,
         available_only=available_only,
+        accelerator=accelerator,
     )
     from planner.report import check_format, notes_to_show
 
