@@ -25,6 +25,12 @@ TPU_INTERCONNECT = "ici"
 # What the accelerator filter of every face accepts; "any" ranks TPU slices beside GPU offerings.
 ACCELERATOR_KINDS = ("any", "gpu", "tpu")
 TPU_FLAG = "tpu_slice"
+# What rank says beside a TPU option (the flag in words): Google's billing rule, and how its spot stops are priced.
+TPU_NOTE = "TPU slice: billed chips x chip-hour price for the whole slice"
+TPU_SPOT_NOTE = (
+    "spot reclaims the whole slice at once; no TPU reclaim data exists, so the slice is one node of the mid band "
+    "(GPU VM traces): thin evidence"
+)
 
 
 @dataclass(frozen=True)
