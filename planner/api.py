@@ -444,6 +444,41 @@ def hardware_table() -> pd.DataFrame:
     return pd.DataFrame(rows).rename(columns={"id": "gpu"})
 
 
+def tpu_slices(
+    *,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+) -> pd.DataFrame:
+    """The Cloud TPU accelerator types, one row per slice: generation, chips, topology, VMs with their vCPUs and
+    memory, HBM per chip, and from the catalog the zones and regions selling it and its cheapest chip-hour prices."""
+    import pandas as pd
+
+    from planner.catalog.tpu import hbm_gib, is_tpu, slice_table
+
+    frame = _load(catalog, store, derived=False).frame
+    sold = frame[[is_tpu(gpu) for gpu in frame["gpu"]]]
+    rows = []
+    for shape in slice_table().values():
+        offered = sold[sold["instance_type"] == shape.accelerator_type]
+        rows.append(
+            {
+                "accelerator_type": shape.accelerator_type,
+                "gpu": shape.gpu,
+                "chips": shape.chips,
+                "topology": shape.topology,
+                "vms": shape.vms,
+                "vcpus": shape.vcpus,
+                "ram_gib": shape.ram_gib,
+                "hbm_gib_per_chip": hbm_gib(shape.gpu),
+                "zones": int(offered["zone"].nunique()),
+                "regions": int(offered["region"].nunique()),
+                "min_usd_per_chip_hour": float(offered["price_usd_per_hour"].min() / shape.chips),
+                "min_spot_usd_per_chip_hour": float(offered["spot_price_usd_per_hour"].min() / shape.chips),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def estimate(
     workload: str | Workload,
     gpu: str,

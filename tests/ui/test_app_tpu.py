@@ -87,3 +87,16 @@ def test_cli_names_the_flag_of_a_bad_accelerator(tpu_catalog: Path, cli: Any) ->
     code, _, err = cli("rank", "--workload", "llama-3-8b", "--tokens", "1e9", "--accelerator", "fpga")
     assert code != 0 and "--accelerator" in err and "any, gpu, tpu" in err
     assert "Traceback" not in err
+
+
+def test_cli_gpus_lists_the_tpu_slices(cli: Any) -> None:
+    import json
+
+    code, out, _ = cli("gpus", "--accelerator", "tpu", "--format", "json")
+    assert code == 0
+    rows = {r["accelerator_type"]: r for r in json.loads(out)}
+    largest = rows["v5p-12288"]
+    assert (largest["chips"], largest["topology"], largest["vms"]) == (6144, "16x16x24", 1536)
+    assert largest["min_usd_per_chip_hour"] == 4.2 and largest["zones"] == 11
+    code, out, _ = cli("gpus", "--format", "json")
+    assert code == 0 and "v5p-8" not in out  # the GPU hardware table unless asked
