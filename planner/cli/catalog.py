@@ -79,8 +79,8 @@ def gpus(
 
     kind = checks.choice("accelerator", accelerator.strip().lower(), ACCELERATOR_KINDS)
     if kind == "tpu":
-        columns = TPU_COLUMNS if fmt == "table" else None
-        render(tpu_slices(), fmt, output, title=TPU_TITLE, columns=columns, drop_first=TPU_DROP_ORDER)
+        shown = TPU_COLUMNS if fmt == "table" else None
+        render(tpu_slices(), fmt, output, title=TPU_TITLE, columns=shown, drop_first=TPU_DROP_ORDER)
         return
     if kind == "any" and (fmt != "table" or output is not None):
         # One frame for a file: the GPU rows beside the slices, each with the other's columns empty.

@@ -90,3 +90,14 @@ def test_an_unknown_accelerator_names_the_field() -> None:
     with pytest.raises(InputError) as caught:
         offers(accelerator="fpga", catalog=catalog())
     assert caught.value.field == "accelerator" and "any, gpu, tpu" in str(caught.value)
+
+
+def test_compare_sets_a_tpu_generation_beside_a_gpu() -> None:
+    from planner.api import compare
+
+    result = compare(
+        "llama-3-8b", gpus=["TPU-v5p", "H100"], catalog=catalog(), estimator=FakeEstimator(), tokens=TOKENS
+    )
+    table = result.table
+    assert {"TPU-v5p", "H100-SXM"} <= set(table["gpu"])
+    assert set(table.loc[table["gpu"] == "TPU-v5p", "instance_type"]) == {"v5p-8"}
