@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
-from planner.catalog.tpu import bundled_zone_prices, slice_rows  # noqa: E402
 from planner.catalog.schema import BUNDLE_COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION, RawOffer  # noqa: E402
+from planner.catalog.tpu import bundled_zone_prices, slice_rows  # noqa: E402
 from planner.catalog.validate import Rejected, offering_price, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
@@ -471,7 +471,9 @@ def azure_rows_from_dump(dump: Path, upstream: Upstream) -> tuple[list[dict[str,
 # SkyPilot's TPU rows of the same v9 gcp/vms.csv, one per generation and zone: the largest slice it lists there (the
 # most decimals per chip), copied verbatim with the sizes it lists in that zone (data/catalog/README.md).
 TPU_FILE = "gcp_tpu_prices.csv"
-TPU_PRICE_SOURCE = "skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 TPU rows (Cloud Billing chip-hour SKUs; as_of approximate)"
+TPU_PRICE_SOURCE = (
+    "skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 TPU rows (Cloud Billing chip-hour SKUs; as_of approximate)"
+)
 
 
 def _tpu_rows(folder: Path, left_out: list[Rejected]) -> list[dict[str, Any]]:
