@@ -250,6 +250,7 @@ def offers(
     sort: str = "price",
     by_zone: bool = False,
     available_only: bool = False,
+    accelerator: str = "any",
     max_age_hours: float | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
@@ -259,8 +260,8 @@ def offers(
     """Offerings matching the filters, cheapest first; ``gpu`` takes any spelling (a family name matches all variants).
 
     Without ``by_zone``, the zones of one region collapse into one row (the zone with the cheapest spot price).
-    ``snapshot`` (stored snapshot ids, one per provider) or ``as_of`` (a time) reads those snapshots, not the current
-    catalog.
+    ``accelerator``: ``gpu``, ``tpu`` (Cloud TPU slices, one row per slice size) or ``any``. ``snapshot`` (stored
+    snapshot ids, one per provider) or ``as_of`` (a time) reads those snapshots, not the current catalog.
     """
     found = offers_with_notes(
         OfferFilter(
@@ -276,6 +277,7 @@ def offers(
             sort=sort,
             by_zone=by_zone,
             available_only=available_only,
+            accelerator=accelerator,
         ),
         max_age_hours=max_age_hours,
         catalog=catalog,
@@ -462,6 +464,41 @@ def hardware_table() -> pd.DataFrame:
     return pd.DataFrame(rows).rename(columns={"id": "gpu"})
 
 
+def tpu_slices(
+    *,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+) -> pd.DataFrame:
+    """The Cloud TPU accelerator types, one row per slice: generation, chips, topology, VMs with their vCPUs and
+    memory, HBM per chip, and from the catalog the zones and regions selling it and its cheapest chip-hour prices."""
+    import pandas as pd
+
+    from planner.catalog.tpu import hbm_gib, is_tpu, slice_table
+
+    frame = _load(catalog, store, derived=False).frame
+    sold = frame[[is_tpu(gpu) for gpu in frame["gpu"]]]
+    rows = []
+    for shape in slice_table().values():
+        offered = sold[sold["instance_type"] == shape.accelerator_type]
+        rows.append(
+            {
+                "accelerator_type": shape.accelerator_type,
+                "gpu": shape.gpu,
+                "chips": shape.chips,
+                "topology": shape.topology,
+                "vms": shape.vms,
+                "vcpus": shape.vcpus,
+                "ram_gib": shape.ram_gib,
+                "hbm_gib_per_chip": hbm_gib(shape.gpu),
+                "zones": int(offered["zone"].nunique()),
+                "regions": int(offered["region"].nunique()),
+                "min_usd_per_chip_hour": float(offered["price_usd_per_hour"].min() / shape.chips),
+                "min_spot_usd_per_chip_hour": float(offered["spot_price_usd_per_hour"].min() / shape.chips),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def estimate(
     workload: str | Workload,
     gpu: str,
@@ -529,7 +566,8 @@ def _refuse_unknown(options: dict[str, Any], known: Sequence[str]) -> None:
 
 # rank's own keyword arguments, for the close spellings of a mistyped one.
 RANK_ARGUMENTS = ("provider", "region", "gpu", "instance_type", "min_gpu_memory_gib", "max_age_hours",
-                  "available_only", "request", "catalog", "store", "estimator", "snapshot", "as_of")  # fmt: skip
+                  "available_only", "accelerator", "request", "catalog", "store", "estimator", "snapshot",
+                  "as_of")  # fmt: skip
 
 
 def rank(
@@ -542,6 +580,7 @@ def rank(
     min_gpu_memory_gib: float | None = None,
     max_age_hours: float | None = None,
     available_only: bool = False,
+    accelerator: str = "any",
     request: RankRequest | None = None,
     catalog: pd.DataFrame | None = None,
     store: CatalogStore | Path | str | None = None,
@@ -557,10 +596,11 @@ def rank(
     ``options`` are RankRequest fields (``deadline_hours``, ``budget_usd``, ``pricing``, ``max_nodes``, ``by``,
     ``top``, ``precision``, overheads; or pass ``request``), workload fields (``tokens=2e9``, ``seq_len``, ...) and
     the user's evidence (``measured``/``measured_on``, ``efficiency``, or ``profile``: a calibration profile or its
-    file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``catalog`` replaces
-    the stored catalog and ``estimator`` the performance model. ``snapshot`` (stored snapshot ids, one per provider)
-    or ``as_of`` (a time: each provider's snapshot current then) pins the prices: the answer reproduces after any
-    later refresh, its prices' ages judged when those snapshots were current.
+    file). ``available_only`` keeps offerings whose cloud reported capacity at the last refresh. ``accelerator``
+    (``any``, ``gpu`` or ``tpu``) ranks Cloud TPU slices beside the GPU offerings, or either alone. ``catalog``
+    replaces the stored catalog and ``estimator`` the performance model. ``snapshot`` (stored snapshot ids, one per
+    provider) or ``as_of`` (a time: each provider's snapshot current then) pins the prices: the answer reproduces
+    after any later refresh, its prices' ages judged when those snapshots were current.
     """
     from planner.cost.rank import rank as _rank
     from planner.perf.workloads import resolve_workload, split_options
@@ -582,6 +622,7 @@ def rank(
             instance_types=_as_list(instance_type, "instance_type"),
             min_gpu_memory_gib=min_gpu_memory_gib,
             available_only=available_only,
+            accelerator=accelerator,
         ),
     )
     # Ages of the providers the answer comes from; with no offering left, of those asked for (all by default).
@@ -603,7 +644,16 @@ def rank(
         assumptions=[*result.assumptions, *_owned_assumptions(selection.offers)],
         catalog_as_of=oldest_as_of,
         snapshots=sources([info for info in pinned.snapshots if not asked or info.provider in asked]),
-        question=_question(job, request, provider=asked, region=region, gpu=gpu, instance_type=instance_type),
+        question=_question(
+            job,
+            request,
+            provider=asked,
+            region=region,
+            gpu=gpu,
+            instance_type=instance_type,
+            # Asked only when narrowed: the default (any) leaves the question as it was.
+            **({"accelerator": accelerator} if accelerator != "any" else {}),
+        ),
         price_sources=_price_sources(selection.offers),
         year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
         notes=[

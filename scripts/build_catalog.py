@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 from planner.catalog.corrections import apply_corrections  # noqa: E402
 from planner.catalog.families import family_facts  # noqa: E402
 from planner.catalog.schema import BUNDLE_COLUMN_NAMES, PROVIDERS, SCHEMA_VERSION, RawOffer  # noqa: E402
+from planner.catalog.tpu import bundled_zone_prices, slice_rows  # noqa: E402
 from planner.catalog.validate import Rejected, offering_price, price_outliers, validate_rows  # noqa: E402
 from planner.errors import UnknownGpuError  # noqa: E402
 from planner.hardware import lookup  # noqa: E402
@@ -83,7 +84,8 @@ UPSTREAMS: dict[str, Upstream] = {
         # single SKUs (sources/gcp_sku_prices.csv); the origin names all three, as each row's price_source does.
         origin=(
             "skypilot-catalog catalogs/v9/gcp/vms.csv @2c3d7ea7; Cyclenerd google-cloud-pricing-cost-calculator "
-            "pricing.yml @fd66b26f (list prices); sources/gcp_sku_prices.csv (A4 SKUs)"
+            "pricing.yml @fd66b26f (list prices); sources/gcp_sku_prices.csv (A4 SKUs); sources/gcp_tpu_prices.csv "
+            "(TPU rows of the same skypilot-catalog file)"
         ),
         price_source="skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 (Cloud Billing SKUs; as_of approximate)",
         as_of="2026-07-09T00:00:00+00:00",
@@ -465,6 +467,22 @@ def azure_rows_from_dump(dump: Path, upstream: Upstream) -> tuple[list[dict[str,
     return rows, bad
 
 
+# -- Cloud TPU -------------------------------------------------------------------------------------
+# SkyPilot's TPU rows of the same v9 gcp/vms.csv, one per generation and zone: the largest slice it lists there (the
+# most decimals per chip), copied verbatim with the sizes it lists in that zone (data/catalog/README.md).
+TPU_FILE = "gcp_tpu_prices.csv"
+TPU_PRICE_SOURCE = (
+    "skypilot-catalog v9 gcp/vms.csv @2c3d7ea7 TPU rows (Cloud Billing chip-hour SKUs; as_of approximate)"
+)
+
+
+def _tpu_rows(folder: Path, left_out: list[Rejected]) -> list[dict[str, Any]]:
+    """Every TPU slice size in every zone the source lists it, priced per chip; refused upstream prices named."""
+    prices, refused = bundled_zone_prices(_read_csv(folder / TPU_FILE), TPU_PRICE_SOURCE, UPSTREAMS["gcp"].as_of)
+    left_out.extend(refused)
+    return [dict(row) for row in slice_rows(prices)]
+
+
 # -- common steps ---------------------------------------------------------------------------------------
 def _add_family_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Interconnect, network and availability from data/instance_families.csv."""
@@ -562,6 +580,9 @@ def build(reference: Path, azure_dump: Path | None = None, azure_as_of: str | No
         rows = [dict(r) for r in corrected]
         left_out.extend(excluded)
         rows = _collapse_zones(_resolve(rows, left_out))
+        if provider == "gcp":
+            # Slices are zonal and carry no family facts or corrections: added as the TPU table builds them.
+            rows += _tpu_rows(SOURCES, left_out)
         report = validate_rows(rows)
         left_out.extend(report.rejected)
         out[provider] = sorted((dict(r) for r in report.accepted), key=_sort_key)

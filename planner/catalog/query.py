@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from planner import checks
 from planner.catalog.owned import OWNED
 from planner.catalog.schema import PROVIDERS, is_local_zone
+from planner.catalog.tpu import ACCELERATOR_KINDS, GENERATIONS, accelerator_mask
 from planner.errors import InputError
 from planner.hardware import gpu_table, lookup
 from planner.report import WARNING_PREFIX
@@ -78,6 +79,8 @@ class OfferFilter:
     by_zone: bool = False
     # Only offerings whose cloud reported capacity at the last refresh (available_now "true"); unknown is excluded.
     available_only: bool = False
+    # GPU offerings, Cloud TPU slices, or both (planner.catalog.tpu.ACCELERATOR_KINDS).
+    accelerator: str = "any"
 
 
 # The library argument each OfferFilter field comes from, for error messages.
@@ -103,6 +106,9 @@ def gpu_family(name: str, field: str = "gpu") -> tuple[list[str], str | None]:
 
     ``field`` is the argument the name came from, for the unknown-GPU error (``gpus`` in compare).
     """
+    tpu = {gpu.lower(): gpu for gpu in GENERATIONS}.get(str(name).strip().lower())
+    if tpu is not None:
+        return [tpu], None  # a TPU generation id: the slice table names it, whatever the GPU table holds
     resolved = lookup(name, field=field)
     if resolved.note is None:
         return [resolved.spec.id], None
@@ -131,6 +137,8 @@ def _describe(spec: OfferFilter) -> str:
     ):
         if value is not None:
             parts.append(f"{name} {sign} {value:g}")
+    if spec.accelerator != "any":
+        parts.append(f"accelerator {spec.accelerator}")
     if spec.available_only:
         parts.append("available_only (a capacity reading of true: only Lambda reports one, on a live refresh)")
     return "; ".join(parts)
@@ -146,6 +154,7 @@ def _catalog_names(field: str, kind: str, values: list[str], known: list[str]) -
 def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
     """The one catalog filter: the rows ``spec`` keeps, in catalog order, every zone; unknown names are errors."""
     import numpy as np
+    import pandas as pd
 
     limits = {
         name: checks.optional_number(name, getattr(spec, name))
@@ -158,6 +167,11 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
             related=("max_gpus",),
         )
     checks.choice("sort", spec.sort, tuple(SORT_KEYS))
+    accelerator = checks.choice(
+        "accelerator",
+        spec.accelerator.strip().lower() if isinstance(spec.accelerator, str) else spec.accelerator,
+        ACCELERATOR_KINDS,
+    )
     providers = checks.names("provider", "provider", [str(p).lower() for p in spec.providers], (*PROVIDERS, OWNED))
     # The known names are read only when a filter names some: listing them costs a pass over the catalog.
     regions = [str(r) for r in spec.regions]
@@ -182,6 +196,11 @@ def select_offers(frame: pd.DataFrame, spec: OfferFilter) -> Selection:
     for column, values in (("provider", providers), ("region", regions), ("instance_type", instances)):
         if values:
             mask &= frame[column].isin(values).to_numpy()
+    if accelerator != "any":
+        # Asked once per distinct id: a handful of GPU ids over many rows.
+        codes, ids = pd.factorize(frame["gpu"])
+        keep = np.array([*accelerator_mask(ids, accelerator), accelerator == "gpu"], dtype=bool)
+        mask &= keep[codes]
     if limits["min_gpus"] is not None:
         mask &= (frame["gpu_count"] >= limits["min_gpus"]).to_numpy()
     if limits["max_gpus"] is not None:

@@ -19,6 +19,7 @@ from planner.catalog.schema import (
     PROVIDERS,
     Offer,
 )
+from planner.catalog.tpu import TPU_INTERCONNECT, hbm_gib, is_tpu
 from planner.hardware import INTERCONNECTS, gpu_table
 
 # Below this per-GPU-hour price a number is a parsing or unit error, not a bargain: the cheapest GPU
@@ -32,6 +33,10 @@ SUM_TOLERANCE = 0.005
 # DWS (flex-start) price taken for a list price: regional list prices of one shape differ by +-30%, while
 # Google's DWS and 3-year commitment SKUs are 45-60% off list (issue 9 audit of the GCP bundle).
 MIN_SHARE_OF_SHAPE_MEDIAN = 0.6
+# What upstream catalogs write where they have no price: SkyPilot's Google Cloud fetcher fills 700.0 for a TPU
+# slice price it cannot find (catalogs/v9/gcp/vms.csv: every v6e size in asia-east1-c, southamerica-east1-c and
+# us-central2-b, and v6e spot in southamerica-west1-a). Spread over 256 chips it would pass for a real price.
+UPSTREAM_PLACEHOLDER_PRICES = (700.0,)
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,8 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
     if row["provider"] not in PROVIDERS:
         reasons.append(f"provider {row['provider']!r} is not one of {', '.join(PROVIDERS)}")
     spec = specs.get(row["gpu"])
-    if spec is None:
+    tpu = is_tpu(row["gpu"])
+    if spec is None and not tpu:
         reasons.append(f"gpu {row['gpu']!r} is not a canonical GPU id")
     if row["gpu_count"] <= 0:
         reasons.append(f"gpu_count must be positive, got {row['gpu_count']:g}")
@@ -112,7 +118,11 @@ def _problems(row: dict[str, Any]) -> tuple[list[str], list[str]]:
         reasons.append(f"gpu_memory_gib {row['gpu_memory_gib']:g} does not match {spec.id} ({spec.memory_gib:g} GiB)")
     if row["vcpus"] <= 0 or row["ram_gib"] <= 0:
         reasons.append("vcpus and ram_gib must be positive")
-    if row["interconnect"] not in INTERCONNECTS:
+    if tpu and row["interconnect"] != TPU_INTERCONNECT:
+        reasons.append(f"interconnect {row['interconnect']!r} of a TPU slice is not {TPU_INTERCONNECT}")
+    elif tpu and abs(row["gpu_memory_gib"] - hbm_gib(row["gpu"])) > GPU_MEMORY_TOLERANCE * hbm_gib(row["gpu"]):
+        reasons.append(f"gpu_memory_gib {row['gpu_memory_gib']:g} is not {row['gpu']}'s HBM per chip")
+    elif not tpu and row["interconnect"] not in INTERCONNECTS:
         reasons.append(f"interconnect {row['interconnect']!r} is not one of {', '.join(INTERCONNECTS)}")
     if row["network_gbps"] is not None and row["network_gbps"] <= 0:
         reasons.append("network_gbps must be positive or missing")
@@ -171,6 +181,8 @@ def price_problem(name: str, price: float | None, gpu_count: float) -> str | Non
         return None
     if price <= 0:
         return f"{name} must be positive or missing (0 is not 'free'), got {price:g}"
+    if name in ("price_usd_per_hour", "spot_price_usd_per_hour") and price in UPSTREAM_PLACEHOLDER_PRICES:
+        return f"{name} {price:g} is an upstream catalog's placeholder for a missing price, not a price"
     if name in ("price_usd_per_hour", "spot_price_usd_per_hour") and price / max(gpu_count, 1e-9) < (
         MIN_PLAUSIBLE_USD_PER_GPU_HOUR
     ):

@@ -10,7 +10,7 @@ import typer
 
 from planner.catalog.query import SORT_KEYS, OfferFilter
 from planner.catalog.schema import PROVIDERS
-from planner.cli.rank_opts import AsOfOpt, MaxAgeOpt, QuietOpt, SnapshotOpt
+from planner.cli.rank_opts import AcceleratorOpt, AsOfOpt, MaxAgeOpt, QuietOpt, SnapshotOpt
 from planner.report import OFFER_TABLE_COLUMNS, OFFER_WIDE_COLUMNS, OFFER_WIDE_DROP_ORDER
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
@@ -56,10 +56,40 @@ def render(
 GPU_DROP_ORDER = ("tf32_tflops", "memory_type", "nvlink_gbps", "sustained_fp32_tflops", "fp32_tflops", "architecture")
 
 
-def gpus(fmt: FormatOpt = "table", output: OutputOpt = None) -> None:
-    """List the GPU hardware table: memory, bandwidth, dense peak TFLOP/s per precision, NVLink, TDP, source."""
-    from planner.api import hardware_table
+TPU_COLUMNS = ("accelerator_type", "chips", "topology", "vms", "hbm_gib_per_chip", "zones", "min_usd_per_chip_hour",
+               "min_spot_usd_per_chip_hour")  # fmt: skip
+# What the slice table leaves out first on a narrow terminal (CSV and JSON carry every column).
+TPU_DROP_ORDER = ("vms", "hbm_gib_per_chip", "zones")
+TPU_TITLE = "Cloud TPU slices (cheapest chip-hour prices in the catalog)"
 
+
+def gpus(
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+    accelerator: Annotated[
+        str,
+        typer.Option("--accelerator", help="gpu (the GPU hardware table), tpu (Cloud TPU slices) or any (both)."),
+    ] = "gpu",
+) -> None:
+    """List the GPU hardware table: memory, bandwidth, dense peak TFLOP/s per precision, NVLink, TDP, source; with
+    --accelerator tpu the Cloud TPU slices: chips, topology, VMs, HBM, zones and chip-hour prices."""
+    from planner import checks
+    from planner.api import hardware_table, tpu_slices
+    from planner.catalog.tpu import ACCELERATOR_KINDS
+
+    kind = checks.choice("accelerator", accelerator.strip().lower(), ACCELERATOR_KINDS)
+    if kind == "tpu":
+        shown = TPU_COLUMNS if fmt == "table" else None
+        render(tpu_slices(), fmt, output, title=TPU_TITLE, columns=shown, drop_first=TPU_DROP_ORDER)
+        return
+    if kind == "any" and (fmt != "table" or output is not None):
+        # One frame for a file: the GPU rows beside the slices, each with the other's columns empty.
+        import pandas as pd
+
+        render(pd.concat([hardware_table(), tpu_slices()], ignore_index=True), fmt, output, title="Accelerators")
+        return
+    if kind == "any":
+        render(tpu_slices(), fmt, output, title=TPU_TITLE, columns=TPU_COLUMNS, drop_first=TPU_DROP_ORDER)
     frame = hardware_table()
     columns = (
         "gpu",
@@ -114,6 +144,7 @@ def offers(
             "--available-only", help="Only offerings the cloud reported capacity for at the last refresh (Lambda)."
         ),
     ] = False,
+    accelerator: AcceleratorOpt = "any",
     max_age: MaxAgeOpt = None,
     snapshot: SnapshotOpt = None,
     as_of: AsOfOpt = None,
@@ -138,6 +169,7 @@ def offers(
         sort=sort,
         by_zone=by_zone,
         available_only=available_only,
+        accelerator=accelerator,
     )
     from planner.report import check_format, notes_to_show
 

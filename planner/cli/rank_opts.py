@@ -62,6 +62,10 @@ AvailableOpt = Annotated[
     bool,
     typer.Option("--available-only", help="Only offerings the cloud reported capacity for at the last refresh."),
 ]
+AcceleratorOpt = Annotated[
+    str,
+    typer.Option("--accelerator", help="gpu, tpu (Cloud TPU slices) or any (both, ranked side by side)."),
+]
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Table: every column (GPUs per node, cost range, interruptions, notes).")
 ]
@@ -130,6 +134,7 @@ class WhereFlags:
     region: RegionOpt = None
     max_age: MaxAgeOpt = None
     available_only: AvailableOpt = False
+    accelerator: AcceleratorOpt = "any"
     snapshot: SnapshotOpt = None
     as_of: AsOfOpt = None
 
@@ -140,6 +145,7 @@ class WhereFlags:
             "region": self.region,
             "max_age_hours": self.max_age,
             "available_only": self.available_only,
+            "accelerator": self.accelerator,
             "snapshot": self.snapshot,
             "as_of": self.as_of,
         }

@@ -250,12 +250,16 @@ def long_run_hours(spot_warning_hours: float | None) -> float:
 
 def _flag_notes(flags: str, *, spot: bool) -> list[str]:
     """A catalog ``flags`` value as notes: ``spot_at_floor`` in words on a spot option, and not on an on-demand one
-    (its price is not the floor's); other flags as they are."""
+    (its price is not the floor's); ``tpu_slice`` as the slice's billing and spot rule; other flags as they are."""
+    from planner.catalog.tpu import TPU_FLAG, TPU_NOTE, TPU_SPOT_NOTE
+
     notes = []
     for flag in filter(None, flags.split(";")):
         if flag == "spot_at_floor":
             if spot:
                 notes.append(SPOT_FLOOR_NOTE)
+        elif flag == TPU_FLAG:
+            notes.extend([TPU_NOTE, TPU_SPOT_NOTE] if spot else [TPU_NOTE])
         else:
             notes.append(flag)
     return notes

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.validate import Rejected, offering_price
@@ -34,6 +34,9 @@ from planner.providers.base import (
     resolve_gpu_name,
     settle_availability,
 )
+
+if TYPE_CHECKING:
+    from planner.providers.gcp_tpu import TpuApi
 
 T = TypeVar("T")
 
@@ -241,7 +244,9 @@ class GcpProvider(Provider):
         retry: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         now: Callable[[], datetime] | None = None,
+        tpu: TpuApi | None = None,
     ) -> None:
+        self._tpu = tpu  # the TPU API's listings; None: no TPU slices from this refresh
         self._machine_types = machine_types
         self._accelerator_types = accelerator_types
         self._catalog = catalog
@@ -292,6 +297,7 @@ class GcpProvider(Provider):
             project=project,
             retry=default_retry(),
             timeout_s=timeout_s,
+            tpu=_tpu_api(credentials, project, timeout_s),
             **options,
         )
 
@@ -340,6 +346,17 @@ class GcpProvider(Provider):
             result.rows.extend(rows)
             result.rejected.extend(bad)
             hook.advance(self.name, region, True)
+        if self._tpu is not None:
+            from planner.providers.gcp_tpu import live_tpu_rows
+
+            tpu_rows, unpriced, notes, covered = live_tpu_rows(
+                self._tpu, sku_list, wanted, previous, self.source, as_of
+            )
+            result.rows.extend(tpu_rows)
+            result.rejected.extend(unpriced)
+            result.notes.extend(notes)
+            # A TPU-only region (no GPU machine types) is renewed too: its old slices are replaced, not carried.
+            result.regions = sorted(set(result.regions) | set(covered))
         return result
 
     # -- API calls ------------------------------------------------------------------------------
@@ -466,6 +483,17 @@ def shape_row(
         return None, rejected(provider, shape.instance_type, region, reason)
     settle_availability(row)
     return row, None
+
+
+def _tpu_api(credentials: Any, project: str, timeout_s: float) -> TpuApi:
+    """The TPU API over an authorised ``requests`` session (``GPUPLAN_GCP_TPU_ENDPOINT`` redirects it)."""
+    from planner.providers.gcp_tpu import TPU_ENDPOINT_ENV, TpuApi
+    from planner.providers.http import JsonApi
+
+    transport = require("google.auth.transport.requests", "gcp")
+    session = transport.AuthorizedSession(credentials)
+    api = JsonApi("gcp", "gcp", session, None, CREDENTIALS_HINT, timeout_s=timeout_s)
+    return TpuApi(api, project, base_url=os.environ.get(TPU_ENDPOINT_ENV))
 
 
 def default_retry(initial_s: float = 1.0, maximum_s: float = 30.0, deadline_s: float = 300.0) -> Any:

@@ -28,6 +28,7 @@ from planner.providers.base import (
     require,
 )
 from planner.providers.gcp import COMPUTE_SERVICE, CREDENTIALS_HINT, PriceBook, Shape, price_book, shape_row
+from planner.providers.gcp_tpu import SoldIn, chip_prices, tpu_offers, tpu_regions, tpu_zones
 from planner.providers.http import HTTP_OPTIONS, JsonApi, token_from_environment
 
 BILLING_URL = "https://cloudbilling.googleapis.com"
@@ -94,13 +95,22 @@ def shapes_of(rows: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Shape], dict
     return shapes, regions
 
 
-def bundled_shapes() -> tuple[dict[str, Shape], dict[str, set[str]]]:
-    """The shapes and regions of the bundled Google Cloud table (data/catalog/gcp.csv)."""
+def _bundled_rows() -> list[dict[str, str]]:
     path = data_dir() / "catalog" / "gcp.csv"
     if not path.is_file():
-        return {}, {}
+        return []
     with path.open(newline="", encoding="utf-8") as handle:
-        return shapes_of(csv.DictReader(handle))
+        return list(csv.DictReader(handle))
+
+
+def bundled_shapes() -> tuple[dict[str, Shape], dict[str, set[str]]]:
+    """The shapes and regions of the bundled Google Cloud table (data/catalog/gcp.csv)."""
+    return shapes_of(_bundled_rows())
+
+
+def bundled_tpu_zones() -> SoldIn:
+    """The zones of each TPU slice in the bundled Google Cloud table."""
+    return tpu_zones(_bundled_rows())
 
 
 class GcpPublicProvider(Provider):
@@ -178,7 +188,8 @@ class GcpPublicProvider(Provider):
         shapes, sold_in = shapes_of(previous)
         if not shapes:
             shapes, sold_in = bundled_shapes()
-        everywhere = sorted(set().union(*sold_in.values())) if sold_in else []
+        sold_tpu = tpu_zones(previous) or bundled_tpu_zones()
+        everywhere = sorted(set().union(*sold_in.values(), tpu_regions(sold_tpu)))
         wanted = list(regions) if regions else everywhere
         result.regions = wanted
         book = price_book(skus, set(wanted))
@@ -191,6 +202,14 @@ class GcpPublicProvider(Provider):
             result.rows.extend(rows)
             result.rejected.extend(bad)
             hook.advance(self.name, region, True)
+        # TPU slices: the zones the catalog lists them in, priced per chip-hour from the same SKU list.
+        prices, skipped = chip_prices(skus, set(wanted))
+        result.notes.extend(f"gcp: skipped SKU {s}" for s in skipped[:5])
+        tpu_rows, unpriced = tpu_offers(sold_tpu, prices, wanted, self.source, as_of)
+        for row in tpu_rows:
+            add_flag(row, "specs_from_bundled")
+        result.rows.extend(tpu_rows)
+        result.rejected.extend(unpriced)
         return result
 
     def _region_rows(

@@ -9,6 +9,7 @@ import streamlit as st
 from planner import api, report
 from planner.catalog.query import spot_note_legend
 from planner.catalog.schema import PROVIDERS
+from planner.catalog.tpu import ACCELERATOR_KINDS
 from planner.ui.cache import cached_catalog, cached_history, cached_status
 
 # The compact offers view (planner.report), plus what a buyer checks next.
@@ -77,11 +78,14 @@ def render_catalog_page() -> None:
     st.title("GPU offerings")
     catalog, status = cached_catalog(), cached_status()
     _freshness(status)
-    left, middle, right = st.columns(3)
+    left, middle, right, last = st.columns(4)
     gpus = left.multiselect("GPU", sorted(catalog["gpu"].unique()), default=[])
     providers = middle.multiselect("Provider", list(PROVIDERS), default=[])
-    spot = right.toggle("Spot only")
-    frame = api.offers(gpu=gpus or None, provider=providers or None, spot=spot, catalog=catalog)
+    accelerator = right.radio("Accelerators", ACCELERATOR_KINDS, horizontal=True, key="catalog.accelerator")
+    spot = last.toggle("Spot only")
+    frame = api.offers(
+        gpu=gpus or None, provider=providers or None, spot=spot, accelerator=str(accelerator), catalog=catalog
+    )
     st.subheader(f"{len(frame)} offerings")
     st.dataframe(frame[[c for c in OFFER_COLUMNS if c in frame.columns]], hide_index=True)
     for label, meaning in spot_note_legend(frame["spot_note"]) if "spot_note" in frame.columns else []:

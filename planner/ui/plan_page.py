@@ -122,6 +122,13 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
         st.multiselect("Providers", allowed["providers"], key=KEY + "providers", placeholder="all")
         st.multiselect("Regions", allowed["regions"], key=KEY + "regions", placeholder="all")
         st.multiselect("GPUs", allowed["gpus"], key=KEY + "gpus", placeholder="all")
+        st.radio(
+            "Accelerators",
+            allowed["accelerator"],
+            horizontal=True,
+            key=KEY + "accelerator",
+            help="GPU offerings, Cloud TPU slices (Google Cloud), or any: both ranked side by side.",
+        )
         st.checkbox(
             "Only offerings with capacity now",
             key=KEY + "available_only",

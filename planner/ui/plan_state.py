@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.catalog.owned import OWNED
 from planner.catalog.schema import PROVIDERS
+from planner.catalog.tpu import ACCELERATOR_KINDS
 from planner.cost.request import ORDERS, PRICINGS, RankRequest
 from planner.hardware import PRECISIONS
 from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, workload_names
@@ -51,6 +52,7 @@ class PlanForm:
     max_nodes: int = 1
     by: str = "cost"
     available_only: bool = False  # only offerings whose cloud reported capacity at the last refresh
+    accelerator: str = "any"  # gpu, tpu (Cloud TPU slices) or any
     max_age_days: float = 0.0  # refuse prices older than this (0: any age), as the CLI's --max-age
 
 
@@ -80,6 +82,7 @@ URL_KEYS: dict[str, str] = {
     "max_nodes": "nodes",
     "by": "by",
     "available_only": "available",
+    "accelerator": "accel",
     "max_age_days": "max_age_d",
 }
 DEFAULT = PlanForm()
@@ -98,6 +101,7 @@ def choices(catalog_regions: Sequence[str], catalog_gpus: Sequence[str]) -> dict
         "providers": (*PROVIDERS, OWNED),
         "regions": tuple(catalog_regions),
         "gpus": tuple(catalog_gpus),
+        "accelerator": ACCELERATOR_KINDS,
     }
 
 
@@ -132,6 +136,7 @@ def offer_filters(form: PlanForm) -> dict[str, Any]:
         "region": list(form.regions) or None,
         "gpu": list(form.gpus) or None,
         "available_only": form.available_only,
+        "accelerator": form.accelerator,
         "max_age_hours": form.max_age_days * 24 or None,
     }
 
