@@ -52,8 +52,11 @@ def check_question(wl: Workload, precision: str, options: dict[str, Any]) -> Non
         )
     if str(precision).strip().lower() != "bf16":
         raise InputError(f"TPUs are estimated in bf16 only, got {precision!r}", field="precision")
+    # A slice's links are its own ICI (what a catalog row of a slice says) and the DCN between slices.
+    own = {"interconnect": "ici"}
     for name in ("measured", "measured_on", "efficiency", "interconnect", "network_gbps"):
-        if options.get(name) is not None:
+        given = options.get(name)
+        if given is not None and given != own.get(name):
             raise InputError("does not apply to a TPU estimate (the ICI and DCN are the chip's own)", field=name)
     if wl.seq_len > 32768:
         raise InputError(

@@ -1,8 +1,8 @@
 """Cloud TPU slices beside GPU offerings: slice pricing (chip-hour x chips x billed hours), spot, the filter.
 
-The performance model's TPU station is another piece of work; until it is merged, the estimate for a TPU id is the
-fake model's (a test double for the estimate only), so these expectations are exact. Ranking calls the estimator
-exactly as it calls planner.perf.model.estimate.
+The pricing tests take the estimate from the fake model (a test double for the estimate only), so their expectations
+are exact; ranking calls the estimator exactly as it calls planner.perf.model.estimate. The last test ranks the
+bundled slices with the real estimate (the TPU station, planner.perf.tpu) beside the GPUs.
 """
 
 from __future__ import annotations
@@ -101,3 +101,17 @@ def test_compare_sets_a_tpu_generation_beside_a_gpu() -> None:
     table = result.table
     assert {"TPU-v5p", "H100-SXM"} <= set(table["gpu"])
     assert set(table.loc[table["gpu"] == "TPU-v5p", "instance_type"]) == {"v5p-8"}
+
+
+def test_bundled_slices_rank_beside_gpus_with_the_tpu_station_estimate() -> None:
+    table = rank("llama-3-8b", tokens=TOKENS, pricing="on-demand", provider="gcp").table
+    slices = table[table["gpu"].map(is_tpu)]
+    gpus = table[~table["gpu"].map(is_tpu)]
+    assert len(slices) > 10 and len(gpus) > 10
+    assert (slices["time_to_solution_hours"] > 0).all() and (slices["cost_usd"] > 0).all()
+    # Energy comes from the chips' published system power where Google gives one (v5p has none).
+    v6e = slices[slices["gpu"] == "TPU-v6e"]
+    assert len(v6e) and (v6e["energy_kwh"] > 0).all()
+    # The TPU filter keeps only slices.
+    only = rank("llama-3-8b", tokens=TOKENS, pricing="on-demand", provider="gcp", accelerator="tpu").table
+    assert len(only) and only["gpu"].map(is_tpu).all()
