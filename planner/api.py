@@ -22,6 +22,7 @@ from planner.catalog.query import (
 )
 from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore, SnapshotInfo
+from planner.cost.commitment import COMMITTED_PRICINGS
 from planner.cost.request import Estimator, RankRequest
 from planner.errors import LIBRARY_CALLS, InputError, StaleCatalogError
 from planner.perf.options import EVIDENCE_FIELDS
@@ -552,7 +553,10 @@ def rank(
     _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), *EVIDENCE_FIELDS, *RANK_ARGUMENTS))
     job = resolve_workload(workload, **fields)
     pinned = _load(catalog, store, derived=False, snapshot=snapshot, as_of=as_of)
-    frame = pinned.frame
+    frame, asked_request = pinned.frame, request
+    if request.pricing in COMMITTED_PRICINGS:
+        # Committed prices replace list prices; the engine ranks them as it ranks on-demand ones.
+        frame, request = _committed(frame, request, store), replace(request, pricing="on-demand")
     selection = select_offers(
         frame,
         OfferFilter(
@@ -578,6 +582,9 @@ def rank(
         result = replace(result, message=f"no offering {what}")
     else:
         result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
+    if asked_request is not request:
+        result = _as_committed(result, asked_request)
+    request = asked_request
     return replace(
         result,
         catalog_as_of=oldest_as_of,
@@ -593,6 +600,41 @@ def rank(
             *stale_warnings(ages),
         ],
     )
+
+
+def commitment_store_path(store: CatalogStore | Path | str | None) -> Path | None:
+    """The SQLite file beside which live commitment prices are kept (None for a PostgreSQL store)."""
+    import os
+
+    from planner.catalog.store import DATABASE_URL_ENV, POSTGRES_SCHEMES, default_store_path
+
+    if isinstance(store, CatalogStore):
+        return store.path
+    location = store if store is not None else os.environ.get(DATABASE_URL_ENV) or default_store_path()
+    return None if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES) else Path(location)
+
+
+def _committed(frame: pd.DataFrame, request: RankRequest, store: CatalogStore | Path | str | None) -> pd.DataFrame:
+    """The catalog priced at each offering's cheapest commitment of the request's term (planner.cost.commitment)."""
+    from planner.catalog.commitments import load_commitments
+    from planner.cost.commitment import committed_catalog, term_of
+
+    return committed_catalog(
+        frame, load_commitments(commitment_store_path(store)), term_of(request.pricing), request.utilisation
+    )
+
+
+def _as_committed(result: RankResult, asked: RankRequest) -> RankResult:
+    """A ranking of committed prices labelled as such, with the utilisation they assume stated."""
+    table = result.table.copy()
+    if "pricing" in table.columns:
+        table.loc[table["pricing"] == "on-demand", "pricing"] = asked.pricing
+    note = (
+        f"{asked.pricing} prices are per used hour at {asked.utilisation:.0%} utilisation of the committed hours "
+        "(upfront fees spread over the term; utilisation= changes it); offerings without such a commitment in the "
+        "catalog are left out"
+    )
+    return replace(result, table=table, assumptions=[*result.assumptions, note])
 
 
 def _question(job: Workload, request: RankRequest, **filters: Any) -> dict[str, Any]:
