@@ -781,6 +781,101 @@ def compare(
     return best_of_each(result, choices, key, asked.pricing, why)
 
 
+def commitment_prices(
+    term: int | str | None = None,
+    *,
+    utilisation: float | None = None,
+    provider: str | Sequence[str] | None = None,
+    region: str | Sequence[str] | None = None,
+    instance_type: str | Sequence[str] | None = None,
+    store: CatalogStore | Path | str | None = None,
+) -> pd.DataFrame:
+    """Every commitment price (bundled, or the last live refresh's), with what an hour of the term costs
+    (``committed_usd_per_hour``: upfront fee spread over the term), per used hour at ``utilisation`` (default
+    planner.cost.commitment.DEFAULT_UTILISATION), the offering's on-demand price and the break-even utilisation
+    above which the commitment beats it. ``term``: 1y or 3y (both when None)."""
+    from planner.catalog.commitments import load_commitments
+    from planner.cost.commitment import (
+        DEFAULT_UTILISATION,
+        amortised_usd_per_hour,
+        basis,
+        break_even,
+        term_years,
+        utilisation_value,
+    )
+
+    u = utilisation_value(DEFAULT_UTILISATION if utilisation is None else utilisation)
+    frame = load_commitments(commitment_store_path(store))
+    if term is not None:
+        frame = frame[frame["term_years"] == term_years(term)]
+    for column, names in (("provider", provider), ("region", region), ("instance_type", instance_type)):
+        wanted = _as_list(names, column)
+        if wanted:
+            frame = frame[frame[column].isin(wanted)]
+    listed = load_catalog(store)[["provider", "instance_type", "region", "price_usd_per_hour"]]
+    listed = listed.groupby(["provider", "instance_type", "region"], as_index=False)["price_usd_per_hour"].min()
+    frame = frame.merge(
+        listed.rename(columns={"price_usd_per_hour": "on_demand_usd_per_hour"}),
+        on=["provider", "instance_type", "region"],
+        how="left",
+    )
+    frame["price_basis"] = [basis(int(years)) for years in frame["term_years"]]
+    frame["committed_usd_per_hour"] = [
+        amortised_usd_per_hour(float(up), float(hourly), int(years))
+        for up, hourly, years in zip(frame["upfront_usd"], frame["hourly_usd_per_hour"], frame["term_years"], strict=True)
+    ]
+    frame["per_used_hour_usd"] = frame["committed_usd_per_hour"] / u
+    frame["break_even_vs_on_demand"] = [
+        None if od != od else break_even(committed, od)
+        for committed, od in zip(frame["committed_usd_per_hour"], frame["on_demand_usd_per_hour"], strict=True)
+    ]
+    return frame.reset_index(drop=True)
+
+
+def plan(
+    workload: str | Workload,
+    *,
+    runs_per_month: float,
+    term: int | str = "1y",
+    utilisation: float | None = None,
+    spot: bool = True,
+    provider: str | Sequence[str] | None = None,
+    region: str | Sequence[str] | None = None,
+    gpu: str | Sequence[str] | None = None,
+    instance_type: str | Sequence[str] | None = None,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """``runs_per_month`` runs of ``workload`` a month: per offering with a ``term`` commitment (1y or 3y), the
+    cheapest mix (instances committed for the base load, the rest on demand or spot), its monthly and yearly totals,
+    a run's cost each way and the break-even utilisations against on demand and against spot (its expected
+    interruptions included; ``spot=False`` leaves spot out of the mix). Cheapest month first. ``options`` are
+    ``rank``'s (workload fields, max_nodes, ...)."""
+    from planner.catalog.commitments import load_commitments
+    from planner.cost.commitment import DEFAULT_UTILISATION, best_commitments, term_years, utilisation_value
+    from planner.cost.commitment_plan import commitment_plan
+
+    years = term_years(term)
+    u = utilisation_value(DEFAULT_UTILISATION if utilisation is None else utilisation)
+    runs = checks.number("runs_per_month", runs_per_month)
+    if "pricing" in options:
+        raise InputError("is not an argument of plan, which weighs every pricing", field="pricing")
+    best = best_commitments(load_commitments(commitment_store_path(store)), years)
+    ranked = rank(
+        workload,
+        provider=provider,
+        region=region,
+        gpu=gpu,
+        instance_type=instance_type,
+        catalog=catalog,
+        store=store,
+        pricing="both",
+        **options,
+    )
+    return commitment_plan(ranked.table, best, runs, u, spot=bool(spot))
+
+
 def calibrate(
     logs: str | Path | Sequence[Any] = (),
     *,
