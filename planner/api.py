@@ -606,7 +606,8 @@ def commitment_store_path(store: CatalogStore | Path | str | None) -> Path | Non
     """The SQLite file beside which live commitment prices are kept (None for a PostgreSQL store)."""
     import os
 
-    from planner.catalog.store import DATABASE_URL_ENV, POSTGRES_SCHEMES, default_store_path
+    from planner.catalog.backends import POSTGRES_SCHEMES
+    from planner.catalog.store import DATABASE_URL_ENV, default_store_path
 
     if isinstance(store, CatalogStore):
         return store.path
@@ -785,15 +786,18 @@ def commitment_prices(
     term: int | str | None = None,
     *,
     utilisation: float | None = None,
+    gpu: str | Sequence[str] | None = None,
     provider: str | Sequence[str] | None = None,
     region: str | Sequence[str] | None = None,
     instance_type: str | Sequence[str] | None = None,
     store: CatalogStore | Path | str | None = None,
 ) -> pd.DataFrame:
     """Every commitment price (bundled, or the last live refresh's), with what an hour of the term costs
-    (``committed_usd_per_hour``: upfront fee spread over the term), per used hour at ``utilisation`` (default
-    planner.cost.commitment.DEFAULT_UTILISATION), the offering's on-demand price and the break-even utilisation
-    above which the commitment beats it. ``term``: 1y or 3y (both when None)."""
+    (``committed_usd_per_hour``: upfront fee spread over the term), per used hour (``price_usd_per_hour``) at
+    ``utilisation`` (default
+    planner.cost.commitment.DEFAULT_UTILISATION), the offering's GPU and on-demand price and the break-even
+    utilisation above which the commitment beats it. ``term``: 1y or 3y (both when None). With ``gpu`` (any
+    spelling), only offerings of the catalog with that GPU."""
     from planner.catalog.commitments import load_commitments
     from planner.cost.commitment import (
         DEFAULT_UTILISATION,
@@ -812,19 +816,21 @@ def commitment_prices(
         wanted = _as_list(names, column)
         if wanted:
             frame = frame[frame[column].isin(wanted)]
-    listed = load_catalog(store)[["provider", "instance_type", "region", "price_usd_per_hour"]]
-    listed = listed.groupby(["provider", "instance_type", "region"], as_index=False)["price_usd_per_hour"].min()
-    frame = frame.merge(
-        listed.rename(columns={"price_usd_per_hour": "on_demand_usd_per_hour"}),
-        on=["provider", "instance_type", "region"],
-        how="left",
-    )
+    key = ["provider", "instance_type", "region"]
+    listed = offers(gpu, provider=provider, region=region, instance_type=instance_type, store=store)
+    listed = listed[[*key, "gpu", "gpu_count", "price_usd_per_hour"]].sort_values("price_usd_per_hour")
+    listed = listed.drop_duplicates(key).rename(columns={"price_usd_per_hour": "on_demand_usd_per_hour"})
+    # A commitment of a region the catalog does not list is kept (no on-demand price to weigh it), unless a GPU
+    # was asked for: then only offerings the catalog knows have one.
+    frame = frame.merge(listed, on=key, how="inner" if _as_list(gpu, "gpu") else "left")
     frame["price_basis"] = [basis(int(years)) for years in frame["term_years"]]
     frame["committed_usd_per_hour"] = [
         amortised_usd_per_hour(float(up), float(hourly), int(years))
-        for up, hourly, years in zip(frame["upfront_usd"], frame["hourly_usd_per_hour"], frame["term_years"], strict=True)
+        for up, hourly, years in zip(
+            frame["upfront_usd"], frame["hourly_usd_per_hour"], frame["term_years"], strict=True
+        )
     ]
-    frame["per_used_hour_usd"] = frame["committed_usd_per_hour"] / u
+    frame["price_usd_per_hour"] = frame["committed_usd_per_hour"] / u
     frame["break_even_vs_on_demand"] = [
         None if od != od else break_even(committed, od)
         for committed, od in zip(frame["committed_usd_per_hour"], frame["on_demand_usd_per_hour"], strict=True)

@@ -128,8 +128,10 @@ def validate_commitments(rows: Iterable[Mapping[str, Any]]) -> CommitmentReport:
     for raw in rows:
         row, reason = _check(raw)
         if row is None:
-            where = (str(raw.get(name) or "?") for name in ("provider", "instance_type", "region"))
-            rejected.append(Rejected(*where, "", f"commitment {reason}"))
+            provider, instance_type, region = (
+                str(raw.get(name) or "?") for name in ("provider", "instance_type", "region")
+            )
+            rejected.append(Rejected(provider, instance_type, region, "", f"commitment {reason}"))
             continue
         # One price per key: a repeated key keeps the later row (a feed lists a term once per rate code).
         accepted[tuple(row[name] for name in COMMITMENT_KEY)] = row  # type: ignore[literal-required]

@@ -62,12 +62,14 @@ def commitment_plan(
     ranked = options[options["cost_usd"].notna()]
     on_demand = ranked[ranked["pricing"] == "on-demand"].sort_values("cost_usd", kind="stable")
     on_demand = on_demand.drop_duplicates(_OFFERING, keep="first")
-    spot = ranked[ranked["pricing"] == ("spot" if spot else "none")][[*_OFFERING, "nodes", "cost_usd"]]
-    spot = spot.sort_values("cost_usd", kind="stable").drop_duplicates([*_OFFERING, "nodes"], keep="first")
-    named = commitments.rename(columns={name: f"commitment_{name}" for name in ("price_basis", "price_source", "as_of")})
+    on_spot = ranked[ranked["pricing"] == ("spot" if spot else "none")][[*_OFFERING, "nodes", "cost_usd"]]
+    on_spot = on_spot.sort_values("cost_usd", kind="stable").drop_duplicates([*_OFFERING, "nodes"], keep="first")
+    named = commitments.rename(
+        columns={name: f"commitment_{name}" for name in ("price_basis", "price_source", "as_of")}
+    )
     joined = on_demand.merge(named, on=_OFFERING, suffixes=("", "_commitment"))
-    joined = joined.merge(spot, on=[*_OFFERING, "nodes"], how="left", suffixes=("", "_spot"))
-    rows = [_row(record, runs_per_month, u) for record in joined.to_dict("records")]
+    joined = joined.merge(on_spot, on=[*_OFFERING, "nodes"], how="left", suffixes=("", "_spot"))
+    rows = [_row({str(k): v for k, v in record.items()}, runs_per_month, u) for record in joined.to_dict("records")]
     frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     return frame.sort_values(["total_usd_per_month", "provider", "region"], kind="stable").reset_index(drop=True)
 

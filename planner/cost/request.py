@@ -79,8 +79,8 @@ class RankRequest:
     """How to price and rank the options of one job; every field is checked when the request is made.
 
     Times are hours, money USD per run. ``pricing``: both, on-demand, spot, committed-1y or committed-3y; a committed
-    price is per used hour when the team fills ``utilisation`` of the committed hours. ``by``: cost, time, cost-time or co2.
-    ``max_nodes``: consider 1 to this many instances joined by their network. ``top``: keep the best ``top``.
+    price is per used hour when the team fills ``utilisation`` of the committed hours. ``by``: cost, time, cost-time
+    or co2. ``max_nodes``: consider 1 to this many instances joined by their network. ``top``: keep the best ``top``.
     Spot (planner.cost.spot): reclaims per node-hour come from a hazard band chosen by the offering's interruption
     label, ``default_interruption_rate`` where it has none, or ``interruption_rate_per_node_hour`` (from one's own
     history) everywhere; checkpoints of the job's state are written at ``checkpoint_storage_gbps`` per node every

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from planner.cost.commitment import (
     DEFAULT_UTILISATION,
-    HOURS_PER_MONTH,
     amortised_usd_per_hour,
     best_commitments,
     break_even,
@@ -138,15 +137,42 @@ def test_term_spellings() -> None:
 
 def _commitments(**overrides: object) -> pd.DataFrame:
     rows = [
-        {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1", "commitment": "reserved-standard",
-         "term_years": 1, "payment": "no-upfront", "upfront_usd": 0.0, "hourly_usd_per_hour": 40.0,
-         "price_source": "test RI", "as_of": "2026-10-01T00:00:00+00:00"},
-        {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1", "commitment": "reserved-standard",
-         "term_years": 1, "payment": "all-upfront", "upfront_usd": 8760 * 38.0, "hourly_usd_per_hour": 0.0,
-         "price_source": "test RI", "as_of": "2026-10-01T00:00:00+00:00"},
-        {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1", "commitment": "savings-plan-compute",
-         "term_years": 3, "payment": "no-upfront", "upfront_usd": 0.0, "hourly_usd_per_hour": 30.0,
-         "price_source": "test SP", "as_of": "2026-10-01T00:00:00+00:00"},
+        {
+            "provider": "aws",
+            "instance_type": "p5.48xlarge",
+            "region": "us-east-1",
+            "commitment": "reserved-standard",
+            "term_years": 1,
+            "payment": "no-upfront",
+            "upfront_usd": 0.0,
+            "hourly_usd_per_hour": 40.0,
+            "price_source": "test RI",
+            "as_of": "2026-10-01T00:00:00+00:00",
+        },
+        {
+            "provider": "aws",
+            "instance_type": "p5.48xlarge",
+            "region": "us-east-1",
+            "commitment": "reserved-standard",
+            "term_years": 1,
+            "payment": "all-upfront",
+            "upfront_usd": 8760 * 38.0,
+            "hourly_usd_per_hour": 0.0,
+            "price_source": "test RI",
+            "as_of": "2026-10-01T00:00:00+00:00",
+        },
+        {
+            "provider": "aws",
+            "instance_type": "p5.48xlarge",
+            "region": "us-east-1",
+            "commitment": "savings-plan-compute",
+            "term_years": 3,
+            "payment": "no-upfront",
+            "upfront_usd": 0.0,
+            "hourly_usd_per_hour": 30.0,
+            "price_source": "test SP",
+            "as_of": "2026-10-01T00:00:00+00:00",
+        },
     ]
     frame = pd.DataFrame(rows)
     for name, value in overrides.items():
@@ -169,4 +195,8 @@ def test_committed_catalog_prices_per_used_hour_and_says_its_basis() -> None:
     assert row["price_usd_per_hour"] == pytest.approx(76.0)  # 38 / 0.5
     assert row["list_price_usd_per_hour"] == 55.04
     assert math.isnan(row["spot_price_usd_per_hour"])
-    assert (row["price_basis"], row["price_source"], row["as_of"]) == ("committed-1y", "test RI", "2026-10-01T00:00:00+00:00")
+    assert (row["price_basis"], row["price_source"], row["as_of"]) == (
+        "committed-1y",
+        "test RI",
+        "2026-10-01T00:00:00+00:00",
+    )
