@@ -195,3 +195,24 @@ def load_commitments(store_path: Path | None = None) -> pd.DataFrame:
                 rows = [row for row in rows if row["provider"] != path.stem] + live
     frame = pd.DataFrame(rows, columns=list(COMMITMENT_COLUMNS))
     return frame.astype({"term_years": "int64", "upfront_usd": "float64", "hourly_usd_per_hour": "float64"})
+
+
+def store_fetched(
+    store_path: Path | None, provider: str, fetched: Iterable[Mapping[str, Any]], refreshed_regions: Iterable[str]
+) -> tuple[int, list[Rejected]]:
+    """Validate a refresh's commitment prices and make them ``provider``'s live ones; how many were stored and the
+    rows rejected. Regions the refresh did not renew keep their previous rows; nothing is written when no fetched
+    row is valid (a failed or empty read never erases the prices before it), nor without a local store."""
+    report = validate_commitments(fetched)
+    folder = live_folder(store_path)
+    if not report.accepted or folder is None:
+        return 0, report.rejected
+    renewed = set(refreshed_regions)
+    previous = load_commitments(store_path)
+    kept = [
+        Commitment(**record)  # type: ignore[typeddict-item]
+        for record in previous[previous["provider"] == provider].to_dict("records")
+        if record["region"] not in renewed
+    ]
+    write_live(folder, provider, validate_commitments([*kept, *report.accepted]).accepted)
+    return len(report.accepted), report.rejected

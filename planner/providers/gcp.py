@@ -340,6 +340,13 @@ class GcpProvider(Provider):
             result.rows.extend(rows)
             result.rejected.extend(bad)
             hook.advance(self.name, region, True)
+        from planner.providers.gcp_commitments import commitments_of
+
+        shapes = [(region, self._shapes(region, machine_list, accelerator_list)) for region in found_regions]
+        committed, bad, notes = commitments_of(self.name, sku_list, shapes, self.source, as_of)
+        result.commitments.extend(committed)
+        result.rejected.extend(bad)
+        result.notes.extend(notes)
         return result
 
     # -- API calls ------------------------------------------------------------------------------

@@ -191,6 +191,13 @@ class GcpPublicProvider(Provider):
             result.rows.extend(rows)
             result.rejected.extend(bad)
             hook.advance(self.name, region, True)
+        from planner.providers.gcp_commitments import commitments_of
+
+        in_region = [(r, [shapes[name] for name in sorted(shapes) if r in sold_in[name]]) for r in wanted]
+        committed, bad, notes = commitments_of(self.name, skus, in_region, self.source, as_of)
+        result.commitments.extend(committed)
+        result.rejected.extend(bad)
+        result.notes.extend(notes)
         return result
 
     def _region_rows(

@@ -92,10 +92,22 @@ def test_every_bundled_commitment_is_below_the_on_demand_list_price() -> None:
 
 def test_a_live_file_replaces_its_providers_bundled_rows(tmp_path: Path) -> None:
     store = tmp_path / "catalog.sqlite"
-    write_live(tmp_path / "commitments", "gcp", validate_commitments([
-        make_commitment(provider="gcp", instance_type="a2-highgpu-1g", commitment="cud", payment="no-upfront",
-                        upfront_usd=0, hourly_usd_per_hour=2.0),
-    ]).accepted)
+    write_live(
+        tmp_path / "commitments",
+        "gcp",
+        validate_commitments(
+            [
+                make_commitment(
+                    provider="gcp",
+                    instance_type="a2-highgpu-1g",
+                    commitment="cud",
+                    payment="no-upfront",
+                    upfront_usd=0,
+                    hourly_usd_per_hour=2.0,
+                ),
+            ]
+        ).accepted,
+    )
     frame = load_commitments(store)
     gcp = frame[frame["provider"] == "gcp"]
     assert list(gcp["hourly_usd_per_hour"]) == [2.0]
