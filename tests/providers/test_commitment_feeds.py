@@ -27,7 +27,7 @@ def _gcp_commit_skus() -> list[dict[str, Any]]:
         _sku("C5", "Commitment v1: A2 Ram in Americas for 3 Years", "Commit3Yr", 0.0013, regions, "RAM", "GiBy.h"),
         _sku(
             "C6", "Commitment v1: Nvidia Tesla A100 GPU in Americas for 3 Years", "Commit3Yr", 900.0, regions, unit="mo"
-        ),  # fmt: skip
+        ),
     ]
 
 
