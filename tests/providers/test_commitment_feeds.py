@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,120 @@ def test_a_refresh_without_commitments_keeps_the_previous_ones(tmp_path: Path) -
         before = (tmp_path / "commitments" / "gcp.csv").read_bytes()
         refresh_provider(gcp_provider(), store, regions=["us-central1"])  # the fixture has no complete commitment
     assert (tmp_path / "commitments" / "gcp.csv").read_bytes() == before
+
+
+# -- AWS: terms.Reserved of the EC2 offer file, and the Savings Plans offer files --------------------------------
+def reserved_term(sku: str, code: str, lease: str, option: str, upfront: str | None, hourly: str | None,
+                  offering_class: str = "standard") -> dict[str, Any]:  # fmt: skip
+    """One terms.Reserved entry as the Price List writes it: an Upfront Fee (Quantity) and an hourly (Hrs) rate."""
+    term = f"{sku}.{code}"
+    dimensions: dict[str, Any] = {}
+    if upfront is not None:
+        dimensions[f"{term}.2TG2D8R56U"] = {
+            "rateCode": f"{term}.2TG2D8R56U", "description": "Upfront Fee", "unit": "Quantity",
+            "pricePerUnit": {"USD": upfront}, "appliesTo": [],
+        }  # fmt: skip
+    if hourly is not None:
+        dimensions[f"{term}.6YS6EN2CT7"] = {
+            "rateCode": f"{term}.6YS6EN2CT7", "description": "Linux/UNIX (Amazon VPC), p5.48xlarge reserved instance applied",
+            "beginRange": "0", "endRange": "Inf", "unit": "Hrs", "pricePerUnit": {"USD": hourly}, "appliesTo": [],
+        }  # fmt: skip
+    attributes = {"LeaseContractLength": lease, "OfferingClass": offering_class, "PurchaseOption": option}
+    return {term: {"offerTermCode": code, "sku": sku, "effectiveDate": "2026-11-01T00:00:00Z",
+                   "priceDimensions": dimensions, "termAttributes": attributes}}  # fmt: skip
+
+
+def offer_file_with_reserved(region: str) -> bytes:
+    from providers.test_provider_aws_public import VERSION, on_demand_term, product
+
+    reserved = {
+        **reserved_term("SKU1", "4NA7Y494T4", "1yr", "No Upfront", None, "38.0000"),
+        **reserved_term("SKU1", "HU7G6KETJZ", "1yr", "Partial Upfront", "160000", "18.2000"),
+        **reserved_term("SKU1", "6QCMYABX3D", "3yr", "All Upfront", "500000", "0.0000"),
+        **reserved_term("SKU1", "7NE97W5U4E", "1yr", "No Upfront", None, "40.0", offering_class="convertible"),
+        **reserved_term("SKU1", "BPH4J8HBKS", "3yr", "Partial Upfront", "n/a", "10.0"),  # unreadable fee
+    }
+    document = {
+        "formatVersion": "v1.0", "offerCode": "AmazonEC2", "version": VERSION,
+        "products": {"SKU1": product("SKU1", "p5.48xlarge", region)},
+        "terms": {"OnDemand": {"SKU1": on_demand_term("SKU1", "55.0400")}, "Reserved": {"SKU1": reserved}},
+    }  # fmt: skip
+    return json.dumps(document).encode()
+
+
+def savings_plans_file(region: str) -> bytes:
+    """A region's Savings Plans offer file: plans as products, their rates per usage type as terms."""
+    products = [
+        {"sku": "CSP1NU", "productFamily": "ComputeSavingsPlans", "serviceCode": "ComputeSavingsPlans",
+         "attributes": {"purchaseOption": "No Upfront", "purchaseTerm": "1yr", "granularity": "hourly",
+                        "locationType": "AWS Region"}},
+        {"sku": "ISP3AU", "productFamily": "EC2InstanceSavingsPlans", "serviceCode": "ComputeSavingsPlans",
+         "attributes": {"purchaseOption": "All Upfront", "purchaseTerm": "3yr", "instanceType": "p5",
+                        "locationType": "AWS Region"}},
+    ]  # fmt: skip
+
+    def rate(plan: str, usage: str, operation: str, price: str, where: str = region) -> dict[str, Any]:
+        return {"discountedSku": "SKU1", "discountedUsageType": usage, "discountedOperation": operation,
+                "discountedServiceCode": "AmazonEC2", "rateCode": f"{plan}.SKU1", "unit": "Hrs",
+                "discountedRate": {"price": price, "currency": "USD"}, "discountedRegionCode": where,
+                "discountedInstanceType": usage.rpartition(":")[2]}  # fmt: skip
+
+    terms = [
+        {"sku": "CSP1NU", "description": "1 year No Upfront Compute Savings Plan", "effectiveDate": "2026-11-01T00:00:00Z",
+         "leaseContractLength": {"duration": 1, "unit": "year"},
+         "rates": [rate("CSP1NU", "USE1-BoxUsage:p5.48xlarge", "RunInstances", "41.2800"),
+                   rate("CSP1NU", "USE1-BoxUsage:p5.48xlarge", "RunInstances:0002", "60.0"),  # Windows
+                   rate("CSP1NU", "USE1-BoxUsage:m5.large", "RunInstances", "0.07")]},
+        {"sku": "ISP3AU", "description": "3 year All Upfront EC2 Instance Savings Plan", "effectiveDate": "2026-11-01T00:00:00Z",
+         "leaseContractLength": {"duration": 3, "unit": "year"},
+         "rates": [rate("ISP3AU", "USE1-BoxUsage:p5.48xlarge", "RunInstances", "22.0000"),
+                   rate("ISP3AU", "USE1-BoxUsage:p5.48xlarge", "RunInstances", "bad")]},
+    ]  # fmt: skip
+    document = {"version": "20261101000000", "products": products, "terms": {"savingsPlan": terms}}
+    return json.dumps(document, indent=1).encode()
+
+
+def test_aws_reserved_instances_and_savings_plans_from_the_public_files() -> None:
+    from planner.providers.aws_commitments import SAVINGS_PLAN_INDEX_PATH
+    from providers.loopback import Reply, loopback
+    from providers.test_provider_aws_public import offer_path, provider, serve_all
+
+    with loopback() as server:
+        serve_all(server, "us-east-1")
+        server.serve(offer_path("us-east-1"), Reply(offer_file_with_reserved("us-east-1")))
+        sp_path = "/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/20261101000000/us-east-1/index.json"
+        index = {"regions": [{"regionCode": "us-east-1", "versionUrl": sp_path}]}
+        server.serve(SAVINGS_PLAN_INDEX_PATH, Reply(json.dumps(index).encode()))
+        server.serve(sp_path, Reply(savings_plans_file("us-east-1")))
+        result = provider(server).fetch(["us-east-1"])
+    found = {(c["commitment"], c["term_years"], c["payment"]): c for c in result.commitments}
+    assert set(found) == {
+        ("reserved-standard", 1, "no-upfront"),
+        ("reserved-standard", 1, "partial-upfront"),
+        ("reserved-standard", 3, "all-upfront"),
+        ("savings-plan-compute", 1, "no-upfront"),
+        ("savings-plan-ec2", 3, "all-upfront"),
+    }
+    partial = found[("reserved-standard", 1, "partial-upfront")]
+    assert (partial["upfront_usd"], partial["hourly_usd_per_hour"]) == (160000.0, 18.2)
+    assert found[("savings-plan-compute", 1, "no-upfront")]["hourly_usd_per_hour"] == 41.28
+    # A plan's rate per hour of use, paid all upfront: 22 x 26,280 hours.
+    assert found[("savings-plan-ec2", 3, "all-upfront")]["upfront_usd"] == pytest.approx(22 * 26280)
+    # The unreadable fee and rate are rejected one by one, naming what was wrong; the offering stands.
+    reasons = [r.reason for r in result.rejected if r.instance_type == "p5.48xlarge"]
+    assert any("3yr Partial Upfront: unreadable Quantity price 'n/a'" in r for r in reasons)
+    assert any("unreadable discountedRate" in r for r in reasons)
+    assert [r["price_usd_per_hour"] for r in result.rows] == [55.04]
+    assert not validate_commitments(result.commitments).rejected
+
+
+def test_aws_without_savings_plans_files_keeps_the_reserved_prices() -> None:
+    from providers.loopback import Reply, loopback
+    from providers.test_provider_aws_public import offer_path, provider, serve_all
+
+    with loopback() as server:
+        serve_all(server, "us-east-1")
+        server.serve(offer_path("us-east-1"), Reply(offer_file_with_reserved("us-east-1")))
+        result = provider(server, attempts=1).fetch(["us-east-1"])
+    assert {c["commitment"] for c in result.commitments} == {"reserved-standard"}
+    assert any("Savings Plans index unavailable" in note for note in result.notes)
