@@ -203,3 +203,59 @@ def test_aws_without_savings_plans_files_keeps_the_reserved_prices() -> None:
         result = provider(server, attempts=1).fetch(["us-east-1"])
     assert {c["commitment"] for c in result.commitments} == {"reserved-standard"}
     assert any("Savings Plans index unavailable" in note for note in result.notes)
+
+
+# -- Azure: Reservation items and the savingsPlan array of the Retail Prices API --------------------------------
+def _azure_item(**overrides: Any) -> dict[str, Any]:
+    """A Retail Prices API item in the documented shape (the fixture's NC24ads A100 v4 meter)."""
+    item = dict(load("azure_retail_prices.json")["eastus"][0]["Items"][0])
+    item.update(overrides)
+    return item
+
+
+def _azure_pages() -> dict[str, list[Any]]:
+    from providers.test_provider_azure import NC
+
+    pay_as_you_go = _azure_item(
+        retailPrice=3.673,
+        unitPrice=3.673,
+        effectiveStartDate="2026-06-01T00:00:00Z",
+        savingsPlan=[
+            {"unitPrice": 2.5987, "retailPrice": 2.5987, "term": "1 Year"},
+            {"unitPrice": 1.7561, "retailPrice": 1.7561, "term": "3 Years"},
+            {"unitPrice": "n/a", "retailPrice": "n/a", "term": "5 Years"},
+        ],
+    )
+    reservation_1y = _azure_item(type="Reservation", reservationTerm="1 Year", retailPrice=20150.0, unitPrice=20150.0,
+                                 meterName="NC24ads A100 v4", productName="Virtual Machines NCadsA100v4 Series")  # fmt: skip
+    reservation_3y = _azure_item(type="Reservation", reservationTerm="3 Years", retailPrice=38900.0, unitPrice=38900.0)
+    broken = _azure_item(type="Reservation", reservationTerm="1 Year", retailPrice=None, unitPrice=None)
+    windows = _azure_item(productName="Virtual Machines NCadsA100v4 Series Windows", retailPrice=5.1,
+                          savingsPlan=[{"unitPrice": 4.0, "retailPrice": 4.0, "term": "1 Year"}])  # fmt: skip
+    spot = _azure_item(meterName="NC24ads A100 v4 Spot", skuName="NC24ads A100 v4 Spot", retailPrice=0.52)
+    items = [pay_as_you_go, reservation_1y, reservation_3y, broken, windows, spot]
+    assert all(item["armSkuName"] == NC for item in items)
+    return {"eastus": [{"BillingCurrency": "USD", "Items": items, "NextPageLink": None, "Count": len(items)}]}
+
+
+def test_azure_reservations_and_savings_plan_from_the_retail_prices_api() -> None:
+    import responses
+
+    from providers.test_provider_azure import NC, RetailPrices, _provider, _serve
+
+    prices = RetailPrices(pages=_azure_pages())
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        _serve(mock, prices)
+        result = _provider().fetch(["eastus"])
+    found = {(c["commitment"], c["term_years"]): c for c in result.commitments}
+    assert set(found) == {("reservation", 1), ("reservation", 3), ("savings-plan", 1), ("savings-plan", 3)}
+    assert (found[("reservation", 1)]["upfront_usd"], found[("reservation", 1)]["payment"]) == (20150.0, "all-upfront")
+    assert found[("savings-plan", 3)]["hourly_usd_per_hour"] == 1.7561  # Linux, never the Windows plan
+    reasons = [r.reason for r in result.rejected if r.instance_type == NC]
+    assert any("reservation: bad retailPrice" in r for r in reasons)
+    assert any("savings plan: bad term" in r for r in reasons)
+    nc = next(r for r in result.rows if r["instance_type"] == NC)
+    assert (nc["price_usd_per_hour"], nc["spot_price_usd_per_hour"]) == (3.673, 0.52)  # reservations never list
+    assert not validate_commitments(result.commitments).rejected
+    mock_queries = " ".join(prices.filters)
+    assert "priceType eq 'Reservation'" in mock_queries
