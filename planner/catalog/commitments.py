@@ -186,7 +186,8 @@ def load_commitments(store_path: Path | None = None) -> pd.DataFrame:
     """Every commitment price: the bundled rows, with each provider's replaced by its live file where one exists."""
     import pandas as pd
 
-    rows = validate_commitments(read_csv(bundled_path())).accepted
+    bundled = bundled_path()
+    rows = validate_commitments(read_csv(bundled)).accepted if bundled.is_file() else []
     folder = live_folder(store_path)
     if folder is not None and folder.is_dir():
         for path in sorted(folder.glob("*.csv")):
