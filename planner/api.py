@@ -578,6 +578,8 @@ def rank(
     oldest_as_of = min(oldest.values()) if len(selection.offers) and oldest else None
     if selection.offers.empty:
         what = f"matches {selection.asked}" if selection.asked else "is in the catalog"
+        if asked_request is not request:
+            what += f" with a {asked_request.pricing} price"
         result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
         result = replace(result, message=f"no offering {what}")
     else:

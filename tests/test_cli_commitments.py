@@ -86,3 +86,24 @@ def test_bad_commitment_input_is_one_line_naming_the_flag(cli: CliRun, args: lis
 def test_plan_with_no_commitment_says_so(cli: CliRun) -> None:
     code, _, err = cli("plan", "-w", "bert-base", "-n", "10", "-p", "lambda")
     assert code == 1 and "no plan" in err
+
+
+def test_compare_says_a_choice_has_no_commitment(cli: CliRun) -> None:
+    code, out, err = cli(
+        "compare", "-w", "bert-base", "-g", "A100", "-g", "L4", "--pricing", "committed-1y", "-f", "json"
+    )
+    assert code == 0, err
+    why = {o["choice"]: o["notes"] for o in json.loads(out)["options"]}
+    assert why["L4"] == "no committed-1y offering in the catalog"
+    assert "cud no-upfront" in why["A100"] and "list_price" not in why["A100"]
+
+
+def test_rank_html_report_at_committed_prices(cli: CliRun) -> None:
+    code, out, err = cli("rank", "-w", "bert-base", "-g", "A100", "--pricing", "committed-1y", "-f", "html")
+    assert code == 0, err
+    assert "committed-1y" in out
+
+
+def test_rank_without_a_commitment_says_why(cli: CliRun) -> None:
+    code, _, err = cli("rank", "-w", "bert-base", "-g", "L4", "--pricing", "committed-3y")
+    assert code == 1 and "no offering matches gpu L4 with a committed-3y price" in err

@@ -115,6 +115,11 @@ def committed_catalog(catalog: pd.DataFrame, commitments: pd.DataFrame, term: in
         if column in merged.columns:
             merged[column] = None
     merged["availability"] = "on-demand"
+    # The row's note says which commitment prices it; "list_price" (how the list price was found) no longer applies.
+    merged["flags"] = [
+        ";".join([*(f for f in str(flags or "").split(";") if f and f != "list_price"), f"{kind} {payment}"])
+        for flags, kind, payment in zip(merged["flags"], merged["commitment"], merged["payment"], strict=True)
+    ]
     merged["price_basis"] = merged["spot_price_basis"] = basis(term)
     merged["price_source"] = merged.pop("price_source_commitment")
     merged["as_of"] = merged.pop("as_of_commitment")
