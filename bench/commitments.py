@@ -53,7 +53,9 @@ def main() -> int:
     catalog = {(row["instance_type"], row["region"]): row for row in _read(REPO / "data" / "catalog" / "gcp.csv")}
     print(f"bundled commitment prices: {len(bundled)} rows ({sorted({r['provider'] for r in bundled})})")
 
-    snapshot, on_demand, discounts = [], [], {1: [], 3: []}
+    snapshot: list[tuple[str, float, float]] = []
+    on_demand: list[tuple[str, float, float]] = []
+    discounts: dict[int, list[float]] = {1: [], 3: []}
     for row in bundled:
         key = (row["instance_type"], row["region"], row["term_years"])
         name = f"{row['instance_type']} {row['region']} {row['term_years']}y"
