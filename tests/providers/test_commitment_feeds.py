@@ -259,3 +259,24 @@ def test_azure_reservations_and_savings_plan_from_the_retail_prices_api() -> Non
     assert not validate_commitments(result.commitments).rejected
     mock_queries = " ".join(prices.filters)
     assert "priceType eq 'Reservation'" in mock_queries
+
+
+def test_aws_pricing_api_items_carry_their_reserved_terms() -> None:
+    """The SDK path (credentials): the Pricing API's PriceList item of the list price has terms.Reserved too."""
+    from providers.provider_fakes import PricingEndpoint, StubbedAws, aws_provider, price_item
+    from providers.test_provider_aws import _us_east_1
+
+    item = json.loads(price_item("p5.48xlarge", "us-east-1", "55.0400000000"))
+    sku = item["product"]["sku"]
+    item["terms"]["Reserved"] = {
+        **reserved_term(sku, "HU7G6KETJZ", "1yr", "Partial Upfront", "160000", "18.2000"),
+        **reserved_term(sku, "X", "5yr", "No Upfront", None, "1.0"),  # an unknown lease: rejected alone
+    }
+    aws = StubbedAws(["us-east-1"], PricingEndpoint({("p5.48xlarge", "us-east-1"): [json.dumps(item)]}))
+    _us_east_1(aws)
+    result = aws_provider(aws.factory, workers=1).fetch(["us-east-1"])
+    assert [
+        (c["commitment"], c["term_years"], c["upfront_usd"], c["hourly_usd_per_hour"]) for c in result.commitments
+    ] == [("reserved-standard", 1, 160000.0, 18.2)]
+    assert any("unknown LeaseContractLength" in r.reason for r in result.rejected)
+    assert {r["price_usd_per_hour"] for r in result.rows if r["instance_type"] == "p5.48xlarge"} == {55.04}
