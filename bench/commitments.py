@@ -3,14 +3,14 @@
 Run: .venv/bin/python bench/commitments.py
 Compares, row by row:
   1. Each committed hourly price with the same figure in a second snapshot of its source
-     (data/catalog/sources/commitment_checks.csv: Cyclenerd pricing.yml @082120d2, generated 2024-11-07, against the
-     bundled @0166a59e of 2025-03-06). Same publisher, four months apart: it catches transcription errors and moved
-     prices, not an error of the publisher's own.
+     (data/catalog/sources/commitment_checks.csv rows from Cyclenerd pricing.yml @082120d2, generated 2024-11-07,
+     against the bundled @0166a59e of 2025-03-06; the a2 shapes). Same publisher, four months apart: it catches
+     transcription errors and moved prices, not an error of the publisher's own.
   2. The on-demand price that source gives beside each commitment with the catalog's on-demand list price of the
      same offering (data/catalog/gcp.csv, priced from Cyclenerd @fd66b26f of 2026-07-30 or SkyPilot v9): the
      discount a commitment is measured against must be the catalog's own.
-  3. The implied discount (1 - committed / on-demand) per term: Google publishes one discount per resource and term,
-     so a row far from its term's median is suspect.
+  3. The implied discount (1 - committed / on-demand) per series and term: Google publishes one discount per
+     resource and term, so a row far from its series' median is suspect.
 Prints the counts within 1% and the worst differences. No network. AWS and Azure have no bundled commitment prices.
 """
 
@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 from planner.catalog.commitments import bundled_path, read_csv, validate_commitments  # noqa: E402
 
 TOLERANCE = 0.01
+SECOND_SNAPSHOT = "@082120d2"
 WORST_SHOWN = 5
 
 
@@ -55,28 +56,34 @@ def main() -> int:
 
     snapshot: list[tuple[str, float, float]] = []
     on_demand: list[tuple[str, float, float]] = []
-    discounts: dict[int, list[float]] = {1: [], 3: []}
+    discounts: dict[tuple[str, int], list[float]] = {}
     for row in bundled:
         key = (row["instance_type"], row["region"], row["term_years"])
         name = f"{row['instance_type']} {row['region']} {row['term_years']}y"
         check = checks.get(key)
         if check is not None:
-            snapshot.append((name, row["hourly_usd_per_hour"], float(check["hourly_usd_per_hour"])))
+            if SECOND_SNAPSHOT in check["source"]:
+                snapshot.append((name, row["hourly_usd_per_hour"], float(check["hourly_usd_per_hour"])))
             listed = catalog.get(key[:2])
             if listed and listed["price_usd_per_hour"] and row["term_years"] == 1:
                 on_demand.append(
                     (name[:-3], float(check["on_demand_usd_per_hour"]), float(listed["price_usd_per_hour"]))
                 )
-            discounts[row["term_years"]].append(1 - row["hourly_usd_per_hour"] / float(check["on_demand_usd_per_hour"]))
-    _report("1. committed price vs the second snapshot (@082120d2)", snapshot)
+            series = (row["instance_type"].split("-")[0], row["term_years"])
+            discount = 1 - row["hourly_usd_per_hour"] / float(check["on_demand_usd_per_hour"])
+            discounts.setdefault(series, []).append(discount)
+    _report(
+        f"1. committed price vs the second snapshot ({SECOND_SNAPSHOT}; {len(bundled) - len(snapshot)} rows have none)",
+        snapshot,
+    )
     _report("2. source's on-demand price vs the catalog's list price (1y rows)", on_demand)
-    print("\n3. implied discount off the source's on-demand price")
-    for term, values in discounts.items():
+    print("\n3. implied discount off the source's on-demand price, per series and term")
+    for (series, term), values in sorted(discounts.items()):
         if values:
             median = statistics.median(values)
             far = [v for v in values if abs(v - median) > TOLERANCE]
             print(
-                f"  {term}y: median {median:.2%}, range {min(values):.2%} to {max(values):.2%}, "
+                f"  {series} {term}y: median {median:.2%}, range {min(values):.2%} to {max(values):.2%}, "
                 f"{len(far)} of {len(values)} rows more than 1 point from the median"
             )
     return 0
