@@ -584,6 +584,8 @@ def rank(
         result = replace(result, message=f"no offering {what}")
     else:
         result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
+    # Committed prices were ranked as on-demand ones: the year note reruns them so; the question says what was asked.
+    year_note = _year_note(result, selection.offers, job, request, estimator or _default_estimator())
     if asked_request is not request:
         result = _as_committed(result, asked_request)
     request = asked_request
@@ -593,7 +595,7 @@ def rank(
         snapshots=sources([info for info in pinned.snapshots if not asked or info.provider in asked]),
         question=_question(job, request, provider=asked, region=region, gpu=gpu, instance_type=instance_type),
         price_sources=_price_sources(selection.offers),
-        year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
+        year_note=year_note,
         notes=[
             *pinned.notes,
             *selection.notes,

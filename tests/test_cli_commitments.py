@@ -107,3 +107,11 @@ def test_rank_html_report_at_committed_prices(cli: CliRun) -> None:
 def test_rank_without_a_commitment_says_why(cli: CliRun) -> None:
     code, _, err = cli("rank", "-w", "bert-base", "-g", "L4", "--pricing", "committed-3y")
     assert code == 1 and "no offering matches gpu L4 with a committed-3y price" in err
+
+
+def test_a_committed_ranking_beyond_a_year_says_what_would_finish() -> None:
+    import planner.api as api
+
+    result = api.rank("llama-2-13b", tokens=2e13, gpu="H100", provider="gcp", pricing="committed-1y")
+    assert result.year_note is not None and "no option finishes within a year" in result.year_note
+    assert result.question["pricing"] == "committed-1y"
