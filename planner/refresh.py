@@ -430,6 +430,9 @@ def _store_commitments(
 
     if not result.commitments:
         return 0, []
+    if store.path is None:
+        why = "commitment prices not stored: they are kept beside a local SQLite store, not in PostgreSQL"
+        return 0, [Rejected(name, "commitments", "-", "", why)]
     try:
         return store_fetched(store.path, name, result.commitments, refreshed)
     except OSError as exc:
