@@ -69,9 +69,9 @@ def main() -> int:
                 on_demand.append(
                     (name[:-3], float(check["on_demand_usd_per_hour"]), float(listed["price_usd_per_hour"]))
                 )
-            series = (row["instance_type"].split("-")[0], row["term_years"])
+            group = (row["instance_type"].split("-")[0], row["term_years"])
             discount = 1 - row["hourly_usd_per_hour"] / float(check["on_demand_usd_per_hour"])
-            discounts.setdefault(series, []).append(discount)
+            discounts.setdefault(group, []).append(discount)
     _report(
         f"1. committed price vs the second snapshot ({SECOND_SNAPSHOT}; {len(bundled) - len(snapshot)} rows have none)",
         snapshot,
