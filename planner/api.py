@@ -23,6 +23,7 @@ from planner.catalog.query import (
 )
 from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore, SnapshotInfo
+from planner.cost.commitment import COMMITTED_PRICINGS
 from planner.cost.request import Estimator, RankRequest
 from planner.errors import LIBRARY_CALLS, InputError, StaleCatalogError
 from planner.perf.options import EVIDENCE_FIELDS
@@ -612,7 +613,10 @@ def rank(
     _refuse_unknown(rest, (*WORKLOAD_OPTIONS, *RankRequest.field_names(), *EVIDENCE_FIELDS, *RANK_ARGUMENTS))
     job = resolve_workload(workload, **fields)
     pinned = _load(catalog, store, derived=False, snapshot=snapshot, as_of=as_of)
-    frame = pinned.frame
+    frame, asked_request = pinned.frame, request
+    if request.pricing in COMMITTED_PRICINGS:
+        # Committed prices replace list prices; the engine ranks them as it ranks on-demand ones.
+        frame, request = _committed(frame, request, store), replace(request, pricing="on-demand")
     selection = select_offers(
         frame,
         OfferFilter(
@@ -635,10 +639,17 @@ def rank(
     oldest_as_of = min(oldest.values()) if len(selection.offers) and oldest else None
     if selection.offers.empty:
         what = f"matches {selection.asked}" if selection.asked else "is in the catalog"
+        if asked_request is not request:
+            what += f" with a {asked_request.pricing} price"
         result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
         result = replace(result, message=f"no offering {what}")
     else:
         result = _rank(selection.offers, job, request, estimator or _default_estimator(), now=now)
+    # Committed prices were ranked as on-demand ones: the year note reruns them so; the question says what was asked.
+    year_note = _year_note(result, selection.offers, job, request, estimator or _default_estimator())
+    if asked_request is not request:
+        result = _as_committed(result, asked_request)
+    request = asked_request
     return replace(
         result,
         assumptions=[*result.assumptions, *_owned_assumptions(selection.offers)],
@@ -655,7 +666,7 @@ def rank(
             **({"accelerator": accelerator} if accelerator != "any" else {}),
         ),
         price_sources=_price_sources(selection.offers),
-        year_note=_year_note(result, selection.offers, job, request, estimator or _default_estimator()),
+        year_note=year_note,
         notes=[
             *pinned.notes,
             *selection.notes,
@@ -675,6 +686,42 @@ def _owned_assumptions(offers: pd.DataFrame) -> list[str]:
         return []
     names = set(offers.loc[offers["provider"] == OWNED, "instance_type"].astype(str))
     return assumption_lines([server for server in read_servers() if server.name in names])
+
+
+def commitment_store_path(store: CatalogStore | Path | str | None) -> Path | None:
+    """The SQLite file beside which live commitment prices are kept (None for a PostgreSQL store)."""
+    import os
+
+    from planner.catalog.backends import POSTGRES_SCHEMES
+    from planner.catalog.store import DATABASE_URL_ENV, default_store_path
+
+    if isinstance(store, CatalogStore):
+        return store.path
+    location = store if store is not None else os.environ.get(DATABASE_URL_ENV) or default_store_path()
+    return None if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES) else Path(location)
+
+
+def _committed(frame: pd.DataFrame, request: RankRequest, store: CatalogStore | Path | str | None) -> pd.DataFrame:
+    """The catalog priced at each offering's cheapest commitment of the request's term (planner.cost.commitment)."""
+    from planner.catalog.commitments import load_commitments
+    from planner.cost.commitment import committed_catalog, term_of
+
+    return committed_catalog(
+        frame, load_commitments(commitment_store_path(store)), term_of(request.pricing), request.utilisation
+    )
+
+
+def _as_committed(result: RankResult, asked: RankRequest) -> RankResult:
+    """A ranking of committed prices labelled as such, with the utilisation they assume stated."""
+    table = result.table.copy()
+    if "pricing" in table.columns:
+        table.loc[table["pricing"] == "on-demand", "pricing"] = asked.pricing
+    note = (
+        f"{asked.pricing} prices are per used hour at {asked.utilisation:.0%} utilisation of the committed hours "
+        "(upfront fees spread over the term; utilisation= changes it); offerings without such a commitment in the "
+        "catalog are left out"
+    )
+    return replace(result, table=table, assumptions=[*result.assumptions, note])
 
 
 def _question(job: Workload, request: RankRequest, **filters: Any) -> dict[str, Any]:
@@ -819,6 +866,106 @@ def compare(
         return closest_miss(again, asked.deadline_hours, asked.budget_usd)
 
     return best_of_each(result, choices, key, asked.pricing, why)
+
+
+def commitment_prices(
+    term: int | str | None = None,
+    *,
+    utilisation: float | None = None,
+    gpu: str | Sequence[str] | None = None,
+    provider: str | Sequence[str] | None = None,
+    region: str | Sequence[str] | None = None,
+    instance_type: str | Sequence[str] | None = None,
+    store: CatalogStore | Path | str | None = None,
+) -> pd.DataFrame:
+    """Every commitment price (bundled, or the last live refresh's), with what an hour of the term costs
+    (``committed_usd_per_hour``: upfront fee spread over the term), per used hour (``price_usd_per_hour``) at
+    ``utilisation`` (default
+    planner.cost.commitment.DEFAULT_UTILISATION), the offering's GPU and on-demand price and the break-even
+    utilisation above which the commitment beats it. ``term``: 1y or 3y (both when None). With ``gpu`` (any
+    spelling), only offerings of the catalog with that GPU."""
+    from planner.catalog.commitments import load_commitments
+    from planner.cost.commitment import (
+        DEFAULT_UTILISATION,
+        amortised_usd_per_hour,
+        basis,
+        break_even,
+        term_years,
+        utilisation_value,
+    )
+
+    u = utilisation_value(DEFAULT_UTILISATION if utilisation is None else utilisation)
+    frame = load_commitments(commitment_store_path(store))
+    if term is not None:
+        frame = frame[frame["term_years"] == term_years(term)]
+    for column, names in (("provider", provider), ("region", region), ("instance_type", instance_type)):
+        wanted = _as_list(names, column)
+        if wanted:
+            frame = frame[frame[column].isin(wanted)]
+    key = ["provider", "instance_type", "region"]
+    listed = offers(gpu, provider=provider, region=region, instance_type=instance_type, store=store)
+    listed = listed[[*key, "gpu", "gpu_count", "price_usd_per_hour"]].sort_values("price_usd_per_hour")
+    listed = listed.drop_duplicates(key).rename(columns={"price_usd_per_hour": "on_demand_usd_per_hour"})
+    # A commitment of a region the catalog does not list is kept (no on-demand price to weigh it), unless a GPU
+    # was asked for: then only offerings the catalog knows have one.
+    frame = frame.merge(listed, on=key, how="inner" if _as_list(gpu, "gpu") else "left")
+    frame["price_basis"] = [basis(int(years)) for years in frame["term_years"]]
+    frame["committed_usd_per_hour"] = [
+        amortised_usd_per_hour(float(up), float(hourly), int(years))
+        for up, hourly, years in zip(
+            frame["upfront_usd"], frame["hourly_usd_per_hour"], frame["term_years"], strict=True
+        )
+    ]
+    frame["price_usd_per_hour"] = frame["committed_usd_per_hour"] / u
+    frame["break_even_vs_on_demand"] = [
+        None if od != od else break_even(committed, od)
+        for committed, od in zip(frame["committed_usd_per_hour"], frame["on_demand_usd_per_hour"], strict=True)
+    ]
+    return frame.reset_index(drop=True)
+
+
+def plan(
+    workload: str | Workload,
+    *,
+    runs_per_month: float,
+    term: int | str = "1y",
+    utilisation: float | None = None,
+    spot: bool = True,
+    provider: str | Sequence[str] | None = None,
+    region: str | Sequence[str] | None = None,
+    gpu: str | Sequence[str] | None = None,
+    instance_type: str | Sequence[str] | None = None,
+    catalog: pd.DataFrame | None = None,
+    store: CatalogStore | Path | str | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """``runs_per_month`` runs of ``workload`` a month: per offering with a ``term`` commitment (1y or 3y), the
+    cheapest mix (instances committed for the base load, the rest on demand or spot), its monthly and yearly totals,
+    a run's cost each way and the break-even utilisations against on demand and against spot (its expected
+    interruptions included; ``spot=False`` leaves spot out of the mix). Cheapest month first. ``options`` are
+    ``rank``'s (workload fields, max_nodes, ...)."""
+    from planner.catalog.commitments import load_commitments
+    from planner.cost.commitment import DEFAULT_UTILISATION, best_commitments, term_years, utilisation_value
+    from planner.cost.commitment_plan import commitment_plan
+
+    years = term_years(term)
+    u = utilisation_value(DEFAULT_UTILISATION if utilisation is None else utilisation)
+    runs = checks.number("runs_per_month", runs_per_month)
+    if "pricing" in options:
+        raise InputError("is not an argument of plan, which weighs every pricing", field="pricing")
+    best = best_commitments(load_commitments(commitment_store_path(store)), years)
+    ranked = rank(
+        workload,
+        provider=provider,
+        region=region,
+        gpu=gpu,
+        instance_type=instance_type,
+        catalog=catalog,
+        store=store,
+        pricing="both",
+        **options,
+    )
+    return commitment_plan(ranked.table, best, runs, u, spot=bool(spot))
 
 
 def calibrate(

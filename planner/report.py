@@ -280,6 +280,16 @@ TABLE_HEADERS: dict[str, str] = {
     "snapshot_id": "snapshot",
     "snapshot_kind": "kind",
     "created_at": "stored",
+    # gpuplan plan (planner.cost.commitment_plan)
+    "committed_usd_per_hour": "commit $/h",
+    "on_demand_usd_per_hour": "on-demand $/h",
+    "break_even_vs_on_demand": "pays vs on-demand above",
+    "break_even_vs_spot": "pays vs spot above",
+    "committed_instances": "commit",
+    "flex_pricing": "rest on",
+    "total_usd_per_month": "$/month",
+    "total_usd_per_year": "$/year",
+    "all_on_demand_usd_per_month": "all on-demand $/month",
 }
 
 

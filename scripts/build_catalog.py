@@ -636,7 +636,12 @@ def render_manifest(entries: dict[str, Any]) -> str:
     """manifest.json with ``entries`` in provider order, over the bundled entries of the other providers."""
     merged = {**bundled_manifest_entries(), **entries}
     ordered = {p: merged[p] for p in PROVIDERS if p in merged}
-    return json.dumps({"schema_version": SCHEMA_VERSION, "providers": ordered}, indent=2, sort_keys=False) + "\n"
+    # Entries no builder here makes (the commitment prices) are kept as they are.
+    path = REPO / "data" / "catalog" / "manifest.json"
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    others = {key: value for key, value in kept.items() if key not in ("schema_version", "providers")}
+    manifest = {"schema_version": SCHEMA_VERSION, "providers": ordered, **others}
+    return json.dumps(manifest, indent=2, sort_keys=False) + "\n"
 
 
 def render(result: BuildResult) -> dict[str, str]:

@@ -136,6 +136,16 @@ def offers(
     spot: Annotated[
         bool, typer.Option("--spot", help="Only offerings with a spot price; price filters use it.")
     ] = False,
+    pricing: Annotated[
+        str,
+        typer.Option(
+            "--pricing", help="on-demand (with spot beside it), committed-1y or committed-3y (commitment prices)."
+        ),
+    ] = "on-demand",
+    utilisation: Annotated[
+        float | None,
+        typer.Option("--utilisation", help="With a committed pricing: share of the committed hours used (0-1]."),
+    ] = None,
     sort: Annotated[str, typer.Option(help=f"One of: {', '.join(SORT_KEYS)}.")] = "price",
     by_zone: Annotated[bool, typer.Option("--by-zone", help="One row per zone instead of per region.")] = False,
     available_only: Annotated[
@@ -174,6 +184,12 @@ def offers(
     from planner.report import check_format, notes_to_show
 
     check_format(fmt)
+    from planner import checks
+    from planner.cost.commitment import COMMITTED_PRICINGS
+
+    if checks.choice("pricing", pricing, ("on-demand", *COMMITTED_PRICINGS)) != "on-demand":
+        _committed_offers(pricing, utilisation, spec, fmt, output)
+        return
     found = offers_with_notes(spec, max_age_hours=max_age, snapshot=snapshot, as_of=as_of)
     frame = found.offers
     for message in notes_to_show(found.notes, quiet=quiet):
@@ -211,6 +227,47 @@ def offers(
 
         for label, meaning in spot_note_legend(frame["spot_note"]):
             note(f"spot note {label}: {meaning}")
+
+
+# What `offers --pricing committed-1y` shows in its table (CSV and JSON carry every column).
+COMMITMENT_VIEW = ("provider", "region", "instance_type", "gpu", "commitment", "payment", "price_basis", "upfront_usd",
+                   "hourly_usd_per_hour", "committed_usd_per_hour", "price_usd_per_hour", "on_demand_usd_per_hour",
+                   "break_even_vs_on_demand", "as_of")  # fmt: skip
+
+
+COMMITMENT_DROP_ORDER = ("as_of", "upfront_usd", "hourly_usd_per_hour", "payment", "gpu", "commitment")
+
+
+def _committed_offers(
+    pricing: str, utilisation: float | None, spec: OfferFilter, fmt: str, output: Path | None
+) -> None:
+    """`offers --pricing committed-Ny`: the commitment prices of the offerings asked for, each with its basis."""
+    from planner import report
+    from planner.api import commitment_prices, provider_ages
+    from planner.cost.commitment import DEFAULT_UTILISATION, term_of
+
+    frame = commitment_prices(
+        term_of(pricing),
+        utilisation=utilisation,
+        gpu=spec.gpus or None,
+        provider=spec.providers or None,
+        region=spec.regions or None,
+        instance_type=spec.instance_types or None,
+    ).sort_values(["price_usd_per_hour", "provider", "region"], kind="stable")
+    if fmt == "json":
+        ages = {provider: hours / 24 for provider, hours in provider_ages(frame).items()}
+        report.emit(
+            report.to_json(report.envelope({"commitments": report.records(frame)}, snapshots=[], ages_days=ages)),
+            output,
+        )
+    else:
+        title = f"{len(frame)} commitment prices"
+        render(frame, fmt, output, title=title, columns=COMMITMENT_VIEW, drop_first=COMMITMENT_DROP_ORDER)
+    if frame.empty:
+        note(f"no {pricing} commitment price matches these filters")
+    elif fmt == "table":
+        used = DEFAULT_UTILISATION if utilisation is None else utilisation
+        note(f"$/h: per used hour at {used:.0%} of the committed hours used (--utilisation); upfront fees spread")
 
 
 def status(

@@ -21,7 +21,7 @@ from planner.errors import InputError, PlannerError
 HELP = "Which cloud GPU offering finishes this training job cheapest, or within my deadline, and what will it cost?"
 # The modules that add commands (each has ``register(app, catalog_app)``), and which a top-level command needs: a run
 # imports only those (`gpuplan rank` need not load the refresh machinery); --help or an unknown word loads them all.
-MODULES = ("catalog", "estimate", "rank", "refresh", "calibrate", "owned")
+MODULES = ("catalog", "estimate", "rank", "refresh", "calibrate", "owned", "plan")
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "rank": ("rank",),
     "compare": ("rank",),
@@ -31,6 +31,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "catalog": ("catalog", "refresh"),
     "calibrate": ("calibrate",),
     "owned": ("catalog", "owned"),
+    "plan": ("plan",),
 }
 
 

@@ -22,7 +22,16 @@ DeadlineOpt = Annotated[float | None, typer.Option("--deadline-hours", help="Fin
 BudgetOpt = Annotated[float | None, typer.Option("--budget-usd", help="Spend at most this many USD per run.")]
 ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", "-p", help=f"{', '.join(PROVIDERS)}; repeatable.")]
 RegionOpt = Annotated[list[str] | None, typer.Option("--region", "-r", help="Region code; repeatable.")]
-PricingOpt = Annotated[str, typer.Option("--pricing", help="both, on-demand or spot.")]
+PricingOpt = Annotated[
+    str,
+    typer.Option(
+        "--pricing", help="both, on-demand, spot, committed-1y or committed-3y (the cheapest commitment of that term)."
+    ),
+]
+UtilisationOpt = Annotated[
+    float,
+    typer.Option("--utilisation", help="Share of a commitment's hours your team fills (0-1]; prices committed hours."),
+]
 MaxNodesOpt = Annotated[int, typer.Option("--max-nodes", help="Consider 1 to this many instances joined by network.")]
 MaxAgeOpt = Annotated[
     float | None, typer.Option("--max-age", help="Refuse a catalog older than this many hours (exit code 3).")
@@ -89,6 +98,7 @@ class RequestFlags:
     deadline_hours: DeadlineOpt = _DEFAULT["deadline_hours"]
     budget_usd: BudgetOpt = _DEFAULT["budget_usd"]
     pricing: PricingOpt = _DEFAULT["pricing"]
+    utilisation: UtilisationOpt = _DEFAULT["utilisation"]
     max_nodes: MaxNodesOpt = _DEFAULT["max_nodes"]
     by: ByOpt = _DEFAULT["by"]
     precision: PrecisionOpt = _DEFAULT["precision"]

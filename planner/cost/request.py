@@ -12,13 +12,15 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from planner import checks
+from planner.cost.commitment import COMMITTED_PRICINGS, DEFAULT_UTILISATION, utilisation_value
 from planner.errors import InputError
 from planner.perf.options import ModelOptions
 
 if TYPE_CHECKING:
     from planner.perf.workloads import Workload
 
-PRICINGS = ("both", "on-demand", "spot")
+# committed-1y/-3y price each offering at its cheapest commitment of that term (planner.cost.commitment).
+PRICINGS = ("both", "on-demand", "spot", *COMMITTED_PRICINGS)
 ORDERS = ("cost", "time", "cost-time", "co2")
 # Options grow with offerings x node counts; beyond this many instances the catalog's network figures say little.
 MAX_NODES = 64
@@ -76,8 +78,9 @@ class Estimator(Protocol):
 class RankRequest:
     """How to price and rank the options of one job; every field is checked when the request is made.
 
-    Times are hours, money USD per run. ``pricing``: both, on-demand or spot. ``by``: cost, time, cost-time or co2.
-    ``max_nodes``: consider 1 to this many instances joined by their network. ``top``: keep the best ``top``.
+    Times are hours, money USD per run. ``pricing``: both, on-demand, spot, committed-1y or committed-3y; a committed
+    price is per used hour when the team fills ``utilisation`` of the committed hours. ``by``: cost, time, cost-time
+    or co2. ``max_nodes``: consider 1 to this many instances joined by their network. ``top``: keep the best ``top``.
     Spot (planner.cost.spot): reclaims per node-hour come from a hazard band chosen by the offering's interruption
     label, ``default_interruption_rate`` where it has none, or ``interruption_rate_per_node_hour`` (from one's own
     history) everywhere; checkpoints of the job's state are written at ``checkpoint_storage_gbps`` per node every
@@ -100,6 +103,7 @@ class RankRequest:
     interruption_rate_per_node_hour: float | None = None
     checkpoint_storage_gbps: float | None = None
     spot_warning_hours: float | None = None
+    utilisation: float = DEFAULT_UTILISATION
     model: ModelOptions = field(default_factory=ModelOptions)
 
     def __post_init__(self) -> None:
@@ -133,6 +137,7 @@ class RankRequest:
             ),
             "max_nodes": checks.whole("max_nodes", self.max_nodes, most=MAX_NODES),
             "top": checks.optional_whole("top", self.top),
+            "utilisation": utilisation_value(self.utilisation),
         }
         for name, value in numbers.items():
             object.__setattr__(self, name, value)

@@ -23,6 +23,7 @@ from planner.catalog.schema import SPOT_INTERRUPTION_BUCKETS, Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.errors import MissingCredentials, ProviderError
 from planner.hardware import gpu_table
+from planner.providers.aws_commitments import reserved_commitments
 from planner.providers.base import (
     DEFAULT_WORKERS,
     FetchResult,
@@ -310,7 +311,8 @@ class AwsProvider(Provider):
             raise MissingCredentials(f"aws: credentials rejected in every region; {CREDENTIALS_HINT}")
         for region in wanted:
             if region in done:
-                rows, bad = done[region]
+                rows, bad, committed = done[region]
+                result.commitments.extend(committed)
                 for row in rows:
                     if row["spot_price_usd_per_hour"] is not None:
                         row["spot_interruption"] = buckets.get((str(row["instance_type"]), region))
@@ -335,7 +337,7 @@ class AwsProvider(Provider):
         kept = {**bundled_buckets(), **buckets_of(previous)}
         return kept, f"aws: Spot Advisor feed unavailable ({reason}); kept the bundled interruption buckets"
 
-    def _fetch_region(self, region: str, as_of: str) -> tuple[list[RawOffer], list[Rejected]]:
+    def _fetch_region(self, region: str, as_of: str) -> tuple[list[RawOffer], list[Rejected], list[dict[str, Any]]]:
         try:
             return self._region_rows(region, as_of)
         except Exception as exc:
@@ -343,7 +345,7 @@ class AwsProvider(Provider):
                 raise CredentialsRejected(f"credentials rejected ({_error_code(exc) or type(exc).__name__})") from None
             raise
 
-    def _region_rows(self, region: str, as_of: str) -> tuple[list[RawOffer], list[Rejected]]:
+    def _region_rows(self, region: str, as_of: str) -> tuple[list[RawOffer], list[Rejected], list[dict[str, Any]]]:
         ec2 = self._client("ec2", region)
         types = {
             info["InstanceType"]: info
@@ -352,7 +354,7 @@ class AwsProvider(Provider):
             if (info.get("GpuInfo") or {}).get("Gpus")
         }
         if not types:
-            return [], []
+            return [], [], []
         names = sorted(types)
         zone_ids = {z["ZoneName"]: z["ZoneId"] for z in ec2.describe_availability_zones()["AvailabilityZones"]}
         offered: dict[str, set[str]] = {}
@@ -366,12 +368,18 @@ class AwsProvider(Provider):
         spot = self._spot_prices(ec2, sorted(offered), zone_ids)
         rows: list[RawOffer] = []
         bad: list[Rejected] = []
+        committed: list[dict[str, Any]] = []
         for instance_type in sorted(offered):
             try:
-                on_demand = self._on_demand_price(instance_type, region)
+                on_demand, reserved = self._prices(instance_type, region)
             except ValueError as exc:
                 bad.append(rejected(self.name, instance_type, region, str(exc)))
                 continue
+            if reserved:
+                # The same PriceList item's Reserved terms: standard reserved instances (aws_commitments).
+                found, why = reserved_commitments(instance_type, region, reserved, self.source, as_of)
+                committed.extend(found)
+                bad.extend(why)
             base, reason = self._base_row(types[instance_type], region)
             if base is None:
                 bad.append(rejected(self.name, instance_type, region, reason or "unusable GpuInfo"))
@@ -389,7 +397,7 @@ class AwsProvider(Provider):
                 )
                 settle_availability(row)
                 rows.append(row)
-        return rows, bad
+        return rows, bad, committed
 
     def _base_row(self, info: Mapping[str, Any], region: str) -> tuple[RawOffer | None, str | None]:
         gpu = info["GpuInfo"]["Gpus"][0]
@@ -472,15 +480,19 @@ class AwsProvider(Provider):
                 raise PricingReplyError(f"the Pricing API repeated a page token for {instance_type}")
             seen.add(token)
 
-    def _on_demand_price(self, instance_type: str, region: str) -> float | None:
-        """USD/hour on demand, None when AWS publishes none (an empty PriceList).
+    def _prices(self, instance_type: str, region: str) -> tuple[float | None, Mapping[str, Any]]:
+        """USD/hour on demand (None when AWS publishes none: an empty PriceList) and the list price item's
+        ``terms.Reserved`` entry (empty when it has none).
 
         ValueError when the price itself is malformed (that type is rejected); PricingReplyError when the reply
         cannot be read (the region fails and keeps its previous prices).
         """
-        prices = [parse_price_item(item) for item in self._price_items(instance_type, region)]
+        prices = [(parse_price_item(item), item) for item in self._price_items(instance_type, region)]
         if not prices:
-            return None
+            return None, {}
         # Several items can match (e.g. a BoxUsage and a reserved-host usage type); the BoxUsage one is the list price.
-        box = [price for usage, price in prices if "BoxUsage" in usage]
-        return (box or [price for _, price in prices])[0]
+        box = [(price, item) for (usage, price), item in prices if "BoxUsage" in usage]
+        price, item = (box or [(price, item) for (_, price), item in prices])[0]
+        data = json.loads(item) if isinstance(item, str) else item  # parse_price_item has read it once already
+        reserved = data["terms"].get("Reserved") or {}
+        return price, reserved if isinstance(reserved, Mapping) else {}

@@ -90,6 +90,8 @@ class OfferFile:
     types: dict[str, ListedType] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)  # instance type -> why its price could not be read
     products_read: int = 0
+    skus: dict[str, str] = field(default_factory=dict)  # instance type -> the SKU of its list price
+    reserved: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # SKU -> its terms.Reserved entry
 
 
 def is_gpu_type(instance_type: str, attributes: Mapping[str, Any]) -> bool:
@@ -130,26 +132,32 @@ def _number(text: Any, unit: str = "") -> float | None:
         return None
 
 
-def read_offer_file(body: IO[bytes], region: str, chunk_bytes: int = CHUNK_BYTES) -> OfferFile:
+def read_offer_file(
+    body: IO[bytes], region: str, chunk_bytes: int = CHUNK_BYTES, *, reserved: bool = False
+) -> OfferFile:
     """Stream one region's EC2 offer file, keeping only GPU list-price products and their OnDemand terms.
 
     Two incremental parsers read the same bytes, one yielding ``products`` entries and one ``terms.OnDemand``
     entries; each entry is dropped right after it is looked at. The first term means the products are complete:
     the products parser stops there, and reading stops once every kept product has its term (the Reserved terms
-    after them are most of a real file). A file cut short before that raises ijson's IncompleteJSONError.
+    after them are most of a real file). With ``reserved`` a third parser keeps the kept products' ``terms.Reserved``
+    entries (planner.providers.aws_commitments) and the whole file is read. A file cut short before that raises
+    ijson's IncompleteJSONError.
     """
     ijson = require("ijson", "aws")
     products: list[tuple[str, Any]] = ijson.sendable_list()
     terms: list[tuple[str, Any]] = ijson.sendable_list()
     product_parser = ijson.kvitems_coro(products, "products")
     term_parser = ijson.kvitems_coro(terms, "terms.OnDemand")
+    commitments: list[tuple[str, Any]] = ijson.sendable_list()
+    term_parsers = (term_parser, ijson.kvitems_coro(commitments, "terms.Reserved")) if reserved else (term_parser,)
     wanted: dict[str, Mapping[str, Any]] = {}  # SKU -> attributes of a kept product
     priced: set[str] = set()
     terms_started = False
     out = OfferFile()
     while True:
         chunk = body.read(chunk_bytes)
-        for parser in (term_parser,) if terms_started else (product_parser, term_parser):
+        for parser in term_parsers if terms_started else (product_parser, *term_parsers):
             if chunk:
                 parser.send(chunk)
             else:
@@ -163,14 +171,18 @@ def read_offer_file(body: IO[bytes], region: str, chunk_bytes: int = CHUNK_BYTES
         for sku, offer_terms in terms:
             attributes = wanted.get(sku)
             if attributes is not None and isinstance(offer_terms, Mapping):
-                _keep(out, attributes, offer_terms)
+                _keep(out, sku, attributes, offer_terms)
                 priced.add(sku)
         del terms[:]
-        if not chunk or (terms_started and priced >= wanted.keys()):
+        for sku, reserved_terms in commitments:
+            if sku in wanted and isinstance(reserved_terms, Mapping):
+                out.reserved[sku] = reserved_terms
+        del commitments[:]
+        if not chunk or (not reserved and terms_started and priced >= wanted.keys()):
             return out
 
 
-def _keep(out: OfferFile, attributes: Mapping[str, Any], offer_terms: Mapping[str, Any]) -> None:
+def _keep(out: OfferFile, sku: str, attributes: Mapping[str, Any], offer_terms: Mapping[str, Any]) -> None:
     name = str(attributes["instanceType"])
     usage = str(attributes.get("usagetype") or "")
     try:
@@ -191,6 +203,7 @@ def _keep(out: OfferFile, attributes: Mapping[str, Any], offer_terms: Mapping[st
         usage,
         price,
     )
+    out.skus[name] = sku
     out.unreadable.pop(name, None)
 
 
@@ -247,8 +260,11 @@ class AwsPublicProvider(Provider):
         workers: int = DEFAULT_PUBLIC_WORKERS,
         note: str | None = None,
         now: Callable[[], datetime] | None = None,
+        commitments: bool = True,
     ) -> None:
         self._api = api
+        # Reserved terms follow the on-demand ones: reading them means reading each offer file to its end.
+        self._commitments = commitments
         self._base_url = price_list_url or os.environ.get(PRICE_LIST_ENV) or PRICE_LIST_URL
         self._spot_url = spot_prices_url or os.environ.get(SPOT_PRICES_ENV) or SPOT_PRICES_URL
         self._advisor_url = spot_advisor_url or os.environ.get(SPOT_ADVISOR_ENV) or SPOT_ADVISOR_URL
@@ -289,7 +305,9 @@ class AwsPublicProvider(Provider):
             done, failures = fetch_regions(
                 self.name,
                 [r for r in wanted if r in urls],
-                lambda region: self._api.stream(urls[region], lambda body: read_offer_file(body, region)),
+                lambda region: self._api.stream(
+                    urls[region], lambda body: read_offer_file(body, region, reserved=self._commitments)
+                ),
                 workers=self._workers,
                 progress=progress,
                 describe=describe_error,
@@ -305,7 +323,46 @@ class AwsPublicProvider(Provider):
                 rows, bad = self._region_rows(region, done[region], spot, buckets, as_of)
                 result.rows.extend(rows)
                 result.rejected.extend(bad)
+        if self._commitments:
+            self._add_commitments(result, done, as_of)
         return result
+
+    def _add_commitments(self, result: FetchResult, done: Mapping[str, OfferFile], as_of: str) -> None:
+        """Reserved Instance prices from the offer files read, Savings Plans from their own files; a Savings Plans
+        file that cannot be read is a note (the offerings and reserved prices stand)."""
+        from planner.providers.aws_commitments import (
+            SAVINGS_PLAN_INDEX_PATH,
+            read_savings_plans,
+            reserved_commitments,
+            savings_plan_urls,
+        )
+
+        source = "AWS Price List bulk files (public, no account)"
+        priced = {r: {str(row["instance_type"]) for row in result.rows if row["region"] == r} for r in done}
+        for region, offer in sorted(done.items()):
+            for name in sorted(priced[region]):
+                terms = offer.reserved.get(offer.skus.get(name, ""))
+                if terms:
+                    rows, bad = reserved_commitments(name, region, terms, source, as_of)
+                    result.commitments.extend(rows)
+                    result.rejected.extend(bad)
+        try:
+            urls = savings_plan_urls(self._api.get(urljoin(self._base_url, SAVINGS_PLAN_INDEX_PATH)), self._base_url)
+        except Exception as exc:
+            result.notes.append(f"aws: Savings Plans index unavailable ({describe_error(exc)}); no Savings Plan prices")
+            return
+        for region in sorted(r for r in done if r in urls and priced[r]):
+
+            def read(body: IO[bytes], region: str = region) -> tuple[list[dict[str, Any]], list[Rejected]]:
+                return read_savings_plans(body, region, priced[region], source, as_of)
+
+            try:
+                rows, bad = self._api.stream(urls[region], read)
+            except Exception as exc:
+                result.notes.append(f"aws: Savings Plans of {region} unavailable ({describe_error(exc)})")
+                continue
+            result.commitments.extend(rows)
+            result.rejected.extend(bad)
 
     def _spot_and_buckets(
         self, previous: Sequence[Mapping[str, Any]]

@@ -18,6 +18,7 @@ from planner._data import data_dir
 from planner.catalog.schema import Offer, RawOffer
 from planner.catalog.validate import Rejected
 from planner.hardware import gpu_table
+from planner.providers.azure_commitments import API_VERSION, commitment_rows
 from planner.providers.base import (
     DEFAULT_TIMEOUT_S,
     DEFAULT_WORKERS,
@@ -297,9 +298,10 @@ class AzureProvider(Provider):
         )
         for region in wanted:
             if region in done:
-                rows, bad = done[region]
+                rows, bad, committed = done[region]
                 result.rows.extend(rows)
                 result.rejected.extend(bad)
+                result.commitments.extend(committed)
         result.failures = failures
         return result
 
@@ -346,12 +348,14 @@ class AzureProvider(Provider):
     def _items(self, region: str, sizes: Sequence[str]) -> Iterator[Mapping[str, Any]]:
         """Every price item of ``sizes`` in ``region``, following NextPageLink (filter values are case-sensitive)."""
         names = " or ".join(f"armSkuName eq '{size}'" for size in sizes)
+        # Reservation items beside the pay-as-you-go ones, and the api-version whose items carry savingsPlan rates
+        # (planner.providers.azure_commitments).
         query = (
-            f"serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '{region}'"
-            f" and ({names})"
+            "serviceName eq 'Virtual Machines' and (priceType eq 'Consumption' or priceType eq 'Reservation')"
+            f" and armRegionName eq '{region}' and ({names})"
         )
         url: str | None = self._base_url
-        params: dict[str, str] | None = {"$filter": query}
+        params: dict[str, str] | None = {"$filter": query, "api-version": API_VERSION}
         for _ in range(MAX_PAGES):
             if url is None:
                 return
@@ -365,14 +369,14 @@ class AzureProvider(Provider):
 
     def _region_rows(
         self, region: str, specs: Mapping[str, SizeSpec], as_of: str, from_bundle: bool
-    ) -> tuple[list[RawOffer], list[Rejected]]:
+    ) -> tuple[list[RawOffer], list[Rejected], list[dict[str, Any]]]:
         sizes = sorted(name for name, spec in specs.items() if region in spec.regions)
         items: list[Mapping[str, Any]] = []
         for group in chunks(sizes, SIZES_PER_QUERY):
             items.extend(self._items(region, group))
         prices, malformed = parse_prices(items, sizes)
+        committed, bad = commitment_rows(items, sizes, region, self.source, as_of)
         rows: list[RawOffer] = []
-        bad: list[Rejected] = []
         for size in sizes:
             spec = specs[size]
             price = prices.get(size, {})
@@ -405,4 +409,4 @@ class AzureProvider(Provider):
                 add_flag(row, "specs_from_bundled")
             settle_availability(row)
             rows.append(row)
-        return rows, bad
+        return rows, bad, committed

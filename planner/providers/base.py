@@ -68,6 +68,8 @@ class FetchResult:
     rejected: list[Rejected] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     regions: list[str] = field(default_factory=list)
+    # Commitment prices read beside the offerings (planner.catalog.commitments columns), validated on storing.
+    commitments: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ProgressHook:

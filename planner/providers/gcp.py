@@ -357,6 +357,13 @@ class GcpProvider(Provider):
             result.notes.extend(notes)
             # A TPU-only region (no GPU machine types) is renewed too: its old slices are replaced, not carried.
             result.regions = sorted(set(result.regions) | set(covered))
+        from planner.providers.gcp_commitments import commitments_of
+
+        shapes = [(region, self._shapes(region, machine_list, accelerator_list)) for region in found_regions]
+        committed, bad, notes = commitments_of(self.name, sku_list, shapes, self.source, as_of)
+        result.commitments.extend(committed)
+        result.rejected.extend(bad)
+        result.notes.extend(notes)
         return result
 
     # -- API calls ------------------------------------------------------------------------------

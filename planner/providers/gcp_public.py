@@ -210,6 +210,13 @@ class GcpPublicProvider(Provider):
             add_flag(row, "specs_from_bundled")
         result.rows.extend(tpu_rows)
         result.rejected.extend(unpriced)
+        from planner.providers.gcp_commitments import commitments_of
+
+        in_region = [(r, [shapes[name] for name in sorted(shapes) if r in sold_in[name]]) for r in wanted]
+        committed, bad, notes = commitments_of(self.name, skus, in_region, self.source, as_of)
+        result.commitments.extend(committed)
+        result.rejected.extend(bad)
+        result.notes.extend(notes)
         return result
 
     def _region_rows(

@@ -46,3 +46,22 @@ def cached_rank(form: PlanForm, key: tuple[object, ...], _catalog: pd.DataFrame)
 def cached_history(instance_type: str, region: str, provider: str) -> pd.DataFrame:
     """The price of one offering across every stored snapshot."""
     return api.catalog_history(instance_type, region, provider=provider)
+
+
+@st.cache_data(ttl=300, show_spinner="Planning a month of runs ...")
+def cached_plan(form: PlanForm, key: tuple[object, ...], _catalog: pd.DataFrame) -> pd.DataFrame:
+    """``api.plan`` of a form's job at its runs a month (term: the form's committed pricing, else 1 year)."""
+    from planner.cost.commitment import COMMITTED_PRICINGS
+
+    term = form.pricing if form.pricing in COMMITTED_PRICINGS else "1y"
+    filters = {name: value for name, value in offer_filters(form).items() if name in ("provider", "region", "gpu")}
+    return api.plan(
+        form_workload(form),
+        runs_per_month=form.runs_per_month,
+        term=term,
+        utilisation=form.utilisation,
+        catalog=_catalog,
+        max_nodes=form.max_nodes,
+        precision=form.precision,
+        **filters,
+    )

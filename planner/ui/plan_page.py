@@ -19,7 +19,7 @@ from planner.cost.rank import RankResult
 from planner.cost.result import caveat_marks, caveats, price_age_text
 from planner.errors import LIBRARY_CALLS, PlannerError
 from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, get_workload
-from planner.ui.cache import cached_catalog, cached_rank, cached_status, catalog_key
+from planner.ui.cache import cached_catalog, cached_plan, cached_rank, cached_status, catalog_key
 from planner.ui.messages import error_text
 from planner.ui.plan_state import (
     DEFAULT,
@@ -117,6 +117,22 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
         st.number_input("Deadline, hours (0 = none)", min_value=0.0, step=12.0, format="%g", key=KEY + "deadline_hours")
         st.number_input("Budget, USD (0 = none)", min_value=0.0, step=1000.0, format="%g", key=KEY + "budget_usd")
         st.radio("Pricing", allowed["pricing"], horizontal=True, key=KEY + "pricing")
+        st.slider(
+            "Utilisation of committed hours",
+            min_value=0.05,
+            max_value=1.0,
+            step=0.05,
+            key=KEY + "utilisation",
+            help="The share of a commitment's hours your team fills; prices committed-1y/3y and the plan.",
+        )
+        st.number_input(
+            "Runs a month (plan view; 0 = none)",
+            min_value=0.0,
+            step=1.0,
+            format="%g",
+            key=KEY + "runs_per_month",
+            help="Commit for the base load, on demand or spot for the rest: monthly and yearly totals.",
+        )
         st.radio("Order by", allowed["by"], horizontal=True, key=KEY + "by")
         st.slider("Max nodes", min_value=1, max_value=MAX_NODES, key=KEY + "max_nodes")
         st.multiselect("Providers", allowed["providers"], key=KEY + "providers", placeholder="all")
@@ -324,6 +340,31 @@ def _headline_pair(result: RankResult) -> None:
             column.caption("; ".join(said))
 
 
+# The plan view's columns in the app (the library's DataFrame has them all; docs/commitments.md says each).
+PLAN_COLUMNS = ["provider", "region", "instance_type", "price_basis", "committed_usd_per_hour",
+                "on_demand_usd_per_hour",
+                "break_even_vs_on_demand", "break_even_vs_spot", "committed_instances", "flex_pricing",
+                "total_usd_per_month", "total_usd_per_year", "all_on_demand_usd_per_month"]  # fmt: skip
+
+
+def _plan_section(form: PlanForm, catalog: pd.DataFrame) -> None:
+    """N runs a month: the cheapest mix of committed and on-demand or spot instances per offering with a commitment."""
+    try:
+        plan = cached_plan(form, catalog_key(catalog), catalog)
+    except PlannerError as exc:
+        st.error(error_text(exc))
+        return
+    st.subheader(f"Plan: {form.runs_per_month:g} runs a month at {form.utilisation:.0%} utilisation")
+    if plan.empty:
+        st.caption("No offering for this job has a commitment price in the catalog.")
+        return
+    st.dataframe(plan[PLAN_COLUMNS].head(10), hide_index=True)
+    st.caption(
+        "Committed prices are per hour of the term (upfront fees spread over it), used or not. A break-even is the "
+        "utilisation above which the commitment costs less than on demand or spot (expected interruptions included)."
+    )
+
+
 def render_plan_page() -> None:
     """Form (from the URL, in the sidebar), headline answer, chart, ranked table, exclusions and assumptions."""
     st.title("Plan a training run")
@@ -351,6 +392,8 @@ def render_plan_page() -> None:
     for message in (m for m in result.notes if not m.startswith(report.WARNING_PREFIX)):
         st.caption(markdown_text(message))
     _answer(result, form)
+    if form.runs_per_month > 0:
+        _plan_section(form, catalog)
     if len(result.excluded):
         with st.expander(f"Left out ({len(result.excluded)}) and why"):
             st.dataframe(result.excluded, hide_index=True)

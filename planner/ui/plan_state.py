@@ -14,6 +14,7 @@ from typing import Any
 from planner.catalog.owned import OWNED
 from planner.catalog.schema import PROVIDERS
 from planner.catalog.tpu import ACCELERATOR_KINDS
+from planner.cost.commitment import DEFAULT_UTILISATION
 from planner.cost.request import ORDERS, PRICINGS, RankRequest
 from planner.hardware import PRECISIONS
 from planner.perf.workloads import CUSTOM, MODES, RECOMPUTE, STACKS, workload_names
@@ -54,6 +55,8 @@ class PlanForm:
     available_only: bool = False  # only offerings whose cloud reported capacity at the last refresh
     accelerator: str = "any"  # gpu, tpu (Cloud TPU slices) or any
     max_age_days: float = 0.0  # refuse prices older than this (0: any age), as the CLI's --max-age
+    utilisation: float = DEFAULT_UTILISATION  # share of committed hours used: prices committed-1y/3y
+    runs_per_month: float = 0.0  # the plan view's runs a month (planner.api.plan); 0: no plan
 
 
 # Field -> URL key; short keys keep shared links readable.
@@ -84,6 +87,8 @@ URL_KEYS: dict[str, str] = {
     "available_only": "available",
     "accelerator": "accel",
     "max_age_days": "max_age_d",
+    "utilisation": "util",
+    "runs_per_month": "runs",
 }
 DEFAULT = PlanForm()
 
@@ -126,6 +131,7 @@ def rank_request(form: PlanForm) -> RankRequest:
         max_nodes=form.max_nodes,
         by=form.by,
         precision=form.precision,
+        utilisation=form.utilisation,
     )
 
 

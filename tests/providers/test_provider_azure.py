@@ -100,8 +100,8 @@ def test_prices_without_credentials_use_bundled_specs(api: responses.RequestsMoc
     assert any("specs came from the bundled table" in n for n in result.notes)
     east = next(f for f in prices.filters if "'eastus'" in f)
     assert east == (
-        "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq 'eastus'"
-        f" and (armSkuName eq '{NC}' or armSkuName eq '{ND}')"
+        "serviceName eq 'Virtual Machines' and (priceType eq 'Consumption' or priceType eq 'Reservation')"
+        f" and armRegionName eq 'eastus' and (armSkuName eq '{NC}' or armSkuName eq '{ND}')"
     )
 
 

@@ -474,3 +474,29 @@ def test_a_spot_headline_names_its_expected_interruptions_and_stale_prices_name_
     assert re.search(r"spot with [\d,]+ interruptions expected: ", headline), headline
     stale = [_unescaped(w.value) for w in app.warning if "prices older than" in w.value]
     assert stale and re.search(r"`\S*gpuplan catalog refresh` updates them", stale[0]), stale
+
+
+def test_committed_pricing_and_the_plan_section(fixture_catalog: Path) -> None:
+    from planner.catalog.commitments import live_folder, validate_commitments, write_live
+    from planner.catalog.store import default_store_path
+
+    row = {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1", "commitment": "reserved-standard",
+           "term_years": 1, "payment": "no-upfront", "upfront_usd": 0, "hourly_usd_per_hour": 30.0,
+           "price_source": "fixture RI", "as_of": "2026-11-01T00:00:00+00:00"}  # fmt: skip
+    folder = live_folder(default_store_path())
+    assert folder is not None
+    write_live(folder, "aws", validate_commitments([row]).accepted)
+    app = _app().run()  # type: ignore[attr-defined]
+    app.selectbox(key="plan.workload").set_value("llama-2-7b")
+    app.number_input(key="plan.work").set_value(1e9)
+    app.radio(key="plan.pricing").set_value("committed-1y")
+    app.slider(key="plan.utilisation").set_value(0.5)
+    app.number_input(key="plan.runs_per_month").set_value(30.0)
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    table = next(e.value for e in app.dataframe if "cost_usd" in e.value.columns)
+    assert list(table["pricing"].unique()) == ["committed-1y"]
+    plan = next(e.value for e in app.dataframe if "total_usd_per_month" in e.value.columns)
+    assert list(plan["instance_type"]) == ["p5.48xlarge"] and list(plan["price_basis"]) == ["committed-1y"]
+    assert any(s.value.startswith("Plan: 30 runs a month at 50% utilisation") for s in app.subheader)
+    assert app.query_params["util"] == "0.5" and app.query_params["pricing"] == "committed-1y"
