@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from planner.catalog.owned import OWNED
 from planner.catalog.query import local_zones, price_age_days, stale_prices
 from planner.catalog.schema import LOCAL_ZONE_NOTE
+from planner.catalog.tpu import is_tpu
 from planner.cost import explain
 from planner.cost.families import Families, ModelGrid, families, model_grid
 from planner.cost.grid import N_BUCKETS, CostGrid, cost_grid
@@ -38,6 +39,7 @@ from planner.cost.result import (
     empty_result,
 )
 from planner.perf.evidence import held_out_verdict, scale_out_verdict
+from planner.perf.tpu import STACK_TEXT as TPU_STACK_TEXT
 
 if TYPE_CHECKING:
     import numpy as np
@@ -373,6 +375,10 @@ def rank(
     from planner.perf.model import trained_params
 
     assumptions = explain.assumptions_for(workload, request)
+    if not offers.empty and offers["gpu"].map(is_tpu).any():
+        # Slices are estimated for Google's own trainer, the GPUs for the stack above: the comparison says so.
+        stack = TPU_STACK_TEXT.removeprefix("software: ")
+        assumptions.insert(2, f"TPU slices: {stack}; fitted on few published runs (docs/tpu.md)")
     if offers.empty:
         return empty_result(assumptions, None, "the catalog holds no offerings", [], _no_exclusions())
 

@@ -112,6 +112,11 @@ def test_bundled_slices_rank_beside_gpus_with_the_tpu_station_estimate() -> None
     # Energy comes from the chips' published system power where Google gives one (v5p has none).
     v6e = slices[slices["gpu"] == "TPU-v6e"]
     assert len(v6e) and (v6e["energy_kwh"] > 0).all()
+    # The assumptions say which software the slices are estimated for, beside the GPUs' stack.
+    result = rank("llama-3-8b", tokens=TOKENS, pricing="on-demand", provider="gcp")
+    assert any(line.startswith("TPU slices: a MaxText-style JAX/XLA trainer") for line in result.assumptions)
+    gpu_only = rank("llama-3-8b", tokens=TOKENS, pricing="on-demand", provider="gcp", accelerator="gpu")
+    assert not any(line.startswith("TPU slices") for line in gpu_only.assumptions)
     # The TPU filter keeps only slices.
     only = rank("llama-3-8b", tokens=TOKENS, pricing="on-demand", provider="gcp", accelerator="tpu").table
     assert len(only) and only["gpu"].map(is_tpu).all()
