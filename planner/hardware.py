@@ -135,6 +135,29 @@ def _gpu_specs() -> dict[str, GpuSpec]:
     return specs
 
 
+@dataclass(frozen=True)
+class SoftwareStack:
+    """A vendor's training software (``data/software_stacks.csv``): its tuned recipe, where one is measured."""
+
+    vendor: str
+    tuned_recipe: str | None
+    typical_stack: str
+
+
+@cache
+def _software_stacks() -> dict[str, SoftwareStack]:
+    with (data_dir() / "software_stacks.csv").open(newline="", encoding="utf-8") as handle:
+        return {
+            row["vendor"]: SoftwareStack(row["vendor"], row["tuned_recipe"] or None, row["typical_stack"])
+            for row in csv.DictReader(handle)
+        }
+
+
+def software_stack(spec: GpuSpec) -> SoftwareStack:
+    """The training software of ``spec``'s vendor; a vendor without a row has no measured tuned recipe."""
+    return _software_stacks().get(spec.vendor.lower(), SoftwareStack(spec.vendor, None, "PyTorch"))
+
+
 @cache
 def _aliases() -> dict[str, tuple[str, str | None]]:
     """Normalised spelling -> (canonical id, note for an ambiguous name)."""
