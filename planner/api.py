@@ -131,22 +131,21 @@ def stale_warnings(ages: dict[str, float]) -> list[str]:
 
 
 def tuned_stack_notes(stack: str, gpus: Sequence[str]) -> list[str]:
-    """A note when NVIDIA's tuned-stack speed-ups are applied to another vendor's GPU among ``gpus`` (canonical ids).
-
-    The tuned stack's factors are fitted on NVIDIA's own recipes (Megatron-Core/NeMo, Transformer Engine); nothing
-    measures them elsewhere, so the figures for those GPUs are an extrapolation and the user should know it.
+    """A note when the tuned stack is asked of GPUs among ``gpus`` (canonical ids) whose vendor has no measured tuned
+    recipe (data/software_stacks.csv): the model estimates them as the typical stack (``planner.perf.model.run_on``),
+    and the user should know their figures are not the tuned ones asked for.
     """
-    from planner.hardware import gpu_table
+    from planner.hardware import gpu_table, software_stack
 
     if stack != "tuned":
         return []
     table = gpu_table()
-    others = sorted({gpu for gpu in gpus if gpu in table and table[gpu].vendor.lower() != "nvidia"})
+    others = sorted({gpu for gpu in gpus if gpu in table and software_stack(table[gpu]).tuned_recipe is None})
     if not others:
         return []
     return [
-        f"{WARNING_PREFIX}tuned stack figures are NVIDIA's recipes (Megatron-Core/NeMo); on {', '.join(others)} they "
-        "are not calibrated: NVIDIA's speed-up is assumed (stack typical leaves it out)"
+        f"{WARNING_PREFIX}tuned stack figures are NVIDIA's recipes (Megatron-Core/NeMo); on {', '.join(others)} no "
+        "tuned recipe is measured, so they are estimated as the typical stack (no NVIDIA speed-up)"
     ]
 
 

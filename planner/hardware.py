@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from types import MappingProxyType
 
@@ -57,6 +57,8 @@ class GpuSpec:
     notes: str
     # "gpu", or "tpu" for a Cloud TPU chip (data/tpus.csv): the performance model sends each to its own station.
     accelerator_kind: str = "gpu"
+    # A memory/power variant (data/gpu_variants.csv) names the GPU whose die and peaks it shares; None for a die's row.
+    base: str | None = None
 
     def supports(self, precision: str) -> bool:
         """Whether the GPU runs ``precision`` natively (TF32 on Ampere+, BF16 on Ampere+, FP8 on Ada+)."""
@@ -134,6 +136,9 @@ def _gpu_specs() -> dict[str, GpuSpec]:
                 source_date=row["source_date"],
                 notes=row["notes"],
             )
+    with (data_dir() / "gpu_variants.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            specs[row["gpu"]] = _variant(specs, row)
     specs.update(_tpu_specs())
     return specs
 
@@ -169,6 +174,62 @@ def _tpu_specs() -> dict[str, GpuSpec]:
                 accelerator_kind="tpu",
             )
     return specs
+
+
+def _variant(specs: Mapping[str, GpuSpec], row: Mapping[str, str]) -> GpuSpec:
+    """A memory/power variant of a GPU: its base's row with the fields the variant row gives (empty: the base's).
+    ``clock_relative`` (its boost clock over the base's) scales every peak, else the base's peaks hold."""
+    base = specs.get(row["base"])
+    if base is None:
+        raise RuntimeError(f"gpu_variants.csv: {row['gpu']!r} names unknown base GPU {row['base']!r}")
+    clock = float(row["clock_relative"] or 1.0)
+    tf32, fp8 = base.tf32_tflops, base.fp8_tflops
+
+    def number(name: str, inherited: float) -> float:
+        return float(row[name]) if row[name].strip() else inherited
+
+    return replace(
+        base,
+        id=row["gpu"],
+        name=row["name"],
+        form_factor=row["form_factor"] or base.form_factor,
+        memory_gib=number("memory_gib", base.memory_gib),
+        memory_bandwidth_gbps=number("memory_bandwidth_gbps", base.memory_bandwidth_gbps),
+        memory_type=row["memory_type"] or base.memory_type,
+        tdp_w=number("tdp_w", base.tdp_w),
+        nvlink_gbps=_opt_float(row["nvlink_gbps"]) or base.nvlink_gbps,
+        fp32_tflops=base.fp32_tflops * clock,
+        tf32_tflops=None if tf32 is None else tf32 * clock,
+        fp16_tflops=base.fp16_tflops * clock,
+        fp8_tflops=None if fp8 is None else fp8 * clock,
+        source=row["source"],
+        source_date=row["source_date"],
+        notes=row["notes"],
+        base=base.id,
+    )
+
+
+@dataclass(frozen=True)
+class SoftwareStack:
+    """A vendor's training software (``data/software_stacks.csv``): its tuned recipe, where one is measured."""
+
+    vendor: str
+    tuned_recipe: str | None
+    typical_stack: str
+
+
+@cache
+def _software_stacks() -> dict[str, SoftwareStack]:
+    with (data_dir() / "software_stacks.csv").open(newline="", encoding="utf-8") as handle:
+        return {
+            row["vendor"]: SoftwareStack(row["vendor"], row["tuned_recipe"] or None, row["typical_stack"])
+            for row in csv.DictReader(handle)
+        }
+
+
+def software_stack(spec: GpuSpec) -> SoftwareStack:
+    """The training software of ``spec``'s vendor; a vendor without a row has no measured tuned recipe."""
+    return _software_stacks().get(spec.vendor.lower(), SoftwareStack(spec.vendor, None, "PyTorch"))
 
 
 @cache

@@ -51,7 +51,7 @@ def test_specs_are_consistent() -> None:
         assert spec.fp16_tflops >= spec.fp32_tflops * 0.9 or spec.vendor == "amd", spec.id
         if spec.fp8_tflops is not None:
             assert spec.fp8_tflops >= spec.fp16_tflops, spec.id
-        assert spec.supports("fp8") == (spec.architecture in ("ada", "hopper", "blackwell", "cdna3"))
+        assert spec.supports("fp8") == (spec.architecture in ("ada", "hopper", "blackwell", "cdna3", "cdna4"))
         assert spec.supports("bf16") == (spec.architecture not in ("volta", "turing"))
 
 
@@ -67,6 +67,8 @@ def test_specs_are_consistent() -> None:
         ("nvidia-h100-mega-80gb", "H100-SXM"), ("ND A100 v4", "A100-40GB"), ("ND96amsr_A100_v4", "A100-80GB"),
         ("Standard_ND96amsr_A100_v4", "A100-80GB"), ("NC A100 v4", "A100-PCIe-80GB"), ("ND H100 v5", "H100-SXM"),
         ("NC H100 v5", "H100-NVL"), ("NCasT4_v3", "T4"), ("NVadsA10_v5", "A10"), ("NCv3", "V100-PCIe-16GB"),
+        ("MI325X", "MI325X"), ("Instinct MI325X", "MI325X"), ("AMD Instinct MI355X", "MI355X"), ("mi355x", "MI355X"),
+        ("H200-NVL", "H200-NVL"), ("H200 NVL", "H200-NVL"), ("H100-SXM5-96GB", "H100-SXM-96GB"),
     ],
 )  # fmt: skip
 def test_every_spelling_resolves(name: str, gpu: str) -> None:
@@ -107,3 +109,23 @@ def test_the_library_hardware_table_names_fields_and_says_where_the_rates_come_f
     assert rows.loc["H100-SXM", "sustained_fp16_tflops"] == pytest.approx(794.5)
     assert rows.loc["B200", "sustained_fp32_source"] == "measured"
     assert not any(column.startswith("--") or "-" in column for column in frame.columns)
+
+
+def test_a_memory_and_power_variant_is_its_base_with_its_own_memory_and_power() -> None:
+    # data/gpu_variants.csv: a row naming its base GPU, not a code path.
+    base, variant = resolve_gpu("MI300X"), resolve_gpu("MI325X")
+    assert variant.base == "MI300X" and base.base is None
+    for rate in ("fp32_tflops", "tf32_tflops", "fp16_tflops", "fp8_tflops", "bf16_supported", "architecture"):
+        assert getattr(variant, rate) == getattr(base, rate), rate
+    assert (variant.memory_gib, variant.memory_bandwidth_gbps, variant.tdp_w) == (256, 6000, 1000)
+    assert variant.memory_type == "HBM3e" and variant.vendor == "amd" and variant.form_factor == "oam"
+    h100, capped = resolve_gpu("H100-SXM"), resolve_gpu("H100-SXM5-96GB")
+    assert capped.fp16_tflops == h100.fp16_tflops and capped.fp8_tflops == h100.fp8_tflops
+    assert (capped.memory_gib, capped.tdp_w) == (96, 500)
+    # What it does not give, it inherits.
+    assert capped.memory_bandwidth_gbps == h100.memory_bandwidth_gbps and capped.nvlink_gbps == h100.nvlink_gbps
+
+
+def test_a_cloud_reporting_96_gb_h100s_gets_the_96_gb_variant() -> None:
+    assert resolve_gpu("H100", 96).id == "H100-SXM-96GB"
+    assert resolve_gpu("H100", 80).id == "H100-SXM"

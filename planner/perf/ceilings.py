@@ -38,7 +38,12 @@ def sm_tensor_rates() -> dict[str, float]:
     """Dense FP16 tensor-core FLOPs per SM per clock, per GPU id (``data/gpu_sm_rates.csv``: the architecture
     whitepapers, each checked against the datasheet peak as SMs x rate x clock)."""
     with (data_dir() / "gpu_sm_rates.csv").open(newline="", encoding="utf-8") as handle:
-        return {row["gpu"]: float(row["tensor_flops_per_sm_clock"]) for row in csv.DictReader(handle)}
+        rates = {row["gpu"]: float(row["tensor_flops_per_sm_clock"]) for row in csv.DictReader(handle)}
+    # A memory/power variant (data/gpu_variants.csv) has its base's SMs.
+    for spec in gpu_table().values():
+        if spec.base is not None and spec.id not in rates and spec.base in rates:
+            rates[spec.id] = rates[spec.base]
+    return rates
 
 
 def operand_feed(spec: GpuSpec, precision: str) -> float:

@@ -239,9 +239,10 @@ def estimate_notes(
             if evaluation.per_rank * plan.dp != wl.eval_samples
             else ""
         )
+        fixed = f"; {evaluation.fixed_s:g} s a pass across nodes, whatever its size" if evaluation.fixed_s else ""
         notes.append(
             f"{wl.eval_text()}: {evaluation.hours:.3g} h (a forward pass is {evaluation.forward_share:.2f} of a "
-            f"trained sample{padded})"
+            f"trained sample{padded}{fixed})"
         )
     return notes
 

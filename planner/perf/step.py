@@ -313,8 +313,10 @@ def step_time(
     step = compute + exposed
     nodes = math.ceil(group * plan.tp * plan.pp / gpus_per_node)
     if nodes > 1:
-        # Stragglers and synchronisation: throughput per GPU falls a little with every doubling of nodes.
-        step *= 1.0 + comm["loss_per_node_doubling"] * math.log2(nodes)
+        # Stragglers and synchronisation: throughput per GPU falls a little with every doubling of nodes. And every
+        # step across nodes pays a fixed cost whatever its size (``step_fixed_s``: the optimizer step's launch and the
+        # gradient sync's latency), which only short steps feel.
+        step = step * (1.0 + comm["loss_per_node_doubling"] * math.log2(nodes)) + comm.get("step_fixed_s", 0.0)
     samples = micro_steps * plan.dp * plan.micro_batch
     flops_per_step = flops * micro_steps * plan.tp * plan.pp * group
     return StepTiming(step, compute, step - compute, flops_per_step, samples, host_bound, micro_steps * unfed * bubble)

@@ -220,7 +220,9 @@ def test_an_evaluation_pass_splits_over_data_parallel_ranks_in_whole_samples() -
         return with_evals.time_to_solution_hours - without.time_to_solution_hours
 
     assert eval_hours(173) == pytest.approx(eval_hours(256), rel=1e-9)
-    assert eval_hours(128) == pytest.approx(eval_hours(256) / 2, rel=1e-9)
+    # Across nodes each pass also costs a fixed time whatever its size (planner.perf.figures, eval_fixed_s).
+    fixed = 10 * default_params().comm["eval_fixed_s"] / 3600.0
+    assert eval_hours(128) - fixed == pytest.approx((eval_hours(256) - fixed) / 2, rel=1e-9)
     note = next(
         a
         for a in estimate(get_workload(lora, evaluations=10, eval_samples=173), "H100-SXM", 1024, "fp8").assumptions

@@ -198,3 +198,27 @@ def test_a_narrow_transformer_gains_less_from_a_faster_sm() -> None:
 
     # With the bundled fit the wide layers gain 20% more; with one half-width for every GPU, 13% (bandwidth alone).
     assert speedup(8192) > 1.15 * speedup(1024)
+
+
+@pytest.mark.parametrize("gpu", ["MI325X", "MI355X", "H200-NVL", "H100-SXM-96GB"])
+def test_every_new_gpu_estimates(gpu: str) -> None:
+    result = estimate("llama-3-8b", gpu, 8)
+    assert result.gpu == gpu and result.throughput is not None and result.mfu is not None
+    assert 0.2 < result.mfu < 0.8
+    assert result.energy_kwh is not None and result.time_to_solution_hours is not None
+
+
+def test_a_variant_keeps_its_base_tensor_rate_and_takes_its_own_memory_and_power() -> None:
+    # MI325X: the MI300X's die with 256 GB at 6 TB/s and 1000 W, and its own measured matmul ceiling.
+    base, variant = estimate("llama-3-70b", "MI300X", 8), estimate("llama-3-70b", "MI325X", 8)
+    assert variant.gpu_memory_gib == 256 and base.gpu_memory_gib == 192
+    assert variant.energy_kwh is not None and base.energy_kwh is not None
+    assert variant.time_to_solution_hours is not None and base.time_to_solution_hours is not None
+    # Energy per hour follows the board power (1000 W over 750 W).
+    assert variant.energy_kwh / variant.time_to_solution_hours == pytest.approx(
+        base.energy_kwh / base.time_to_solution_hours * 1000 / 750
+    )
+    assert sustained_matmul(resolve_gpu("MI325X"), "bf16")[0] == pytest.approx(784.9)
+    # An H100 held to 500 W sustains less than the 700 W part (the power bound), on the same tensor cores.
+    capped = sustained_matmul(resolve_gpu("H100-SXM-96GB"), "bf16")[0]
+    assert capped < sustained_matmul(resolve_gpu("H100-SXM"), "bf16")[0]
