@@ -12,7 +12,7 @@ from planner.errors import InputError
 from planner.hardware import GpuSpec
 from planner.perf.memory import memory_bytes, usable_bytes
 from planner.perf.params import PerfParams
-from planner.perf.plan import Plan
+from planner.perf.plan import Plan, stage_layers
 from planner.perf.step import StepTiming, step_time
 from planner.perf.workloads import Workload
 
@@ -60,9 +60,9 @@ def candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, 
     Per tensor x pipeline split: replicated data parallelism, a distributed optimizer (ZeRO-1/2) or full sharding
     (FSDP/ZeRO-3), each with and without recomputation; on the tuned stack also context splits (``context_splits``),
     without recomputation, which they stand in for. The tuned stack interleaves pipeline stages (up to 4 virtual
-    stages per rank, as Megatron-Core does when the layers divide). The templates depend on the job's shape and the
-    GPU counts only, never on a GPU or the fitted parameters: a ranking asks for the same ones once per GPU type, so
-    they are kept (frozen plans, shared safely).
+    stages per rank, ``interleaving``), also where the layers do not divide evenly. The templates depend on the job's
+    shape and the GPU counts only, never on a GPU or the fitted parameters: a ranking asks for the same ones once per
+    GPU type, so they are kept (frozen plans, shared safely).
     """
     if not wl.is_transformer:
         # A CNN's weights and optimizer fit on any GPU: plain data parallelism (DDP) over every GPU.
@@ -70,9 +70,7 @@ def candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, 
     plans: list[Plan] = []
     head_limit = wl.heads if wl.heads else 64
     for pp in pipeline_depths(wl, gpus):
-        vp = 1
-        if wl.stack == "tuned" and pp > 1:
-            vp = max((v for v in (1, 2, 4) if wl.layers % (pp * v) == 0), default=1)
+        vp = interleaving(wl, pp)
         for tp in _divisors(gpus // pp, min(gpus_per_node, 8, head_limit)):
             for cp in context_splits(wl, gpus // (pp * tp)):
                 dp = gpus // (tp * pp * cp)
@@ -84,6 +82,18 @@ def candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, 
                             continue  # the split stands in for recomputation (``choose``)
                         plans.append(Plan(tp, pp, dp, sharded, recompute, cp=cp, vp=vp, zero1=zero1))
     return tuple(plans)
+
+
+def interleaving(wl: Workload, pp: int) -> int:
+    """Virtual stages per pipeline rank on the tuned stack: of 1, 2 and 4, the most that leave the busiest rank no
+    more layers than the fewest do (``stage_layers``). Megatron-Core interleaves uneven splits too (NVIDIA runs Llama
+    3.1 405B's 126 layers as 8 stages of 8 virtual ones): requiring an even split lost interleaving there, and its
+    bubble made 400B-class pipelines look slow."""
+    if wl.stack != "tuned" or pp <= 1 or not wl.is_transformer:
+        return 1
+    choices = [v for v in (1, 2, 4) if pp * v <= wl.layers]
+    fewest = min(stage_layers(wl.layers, pp, v) for v in choices)
+    return max(v for v in choices if stage_layers(wl.layers, pp, v) == fewest)
 
 
 def pipeline_depths(wl: Workload, gpus: int) -> list[int]:

@@ -22,7 +22,7 @@ from planner.perf.links import (
 )
 from planner.perf.memory import trained_params
 from planner.perf.params import PerfParams, default_params
-from planner.perf.plan import Plan
+from planner.perf.plan import Plan, stage_layers
 from planner.perf.workloads import Workload
 
 # A typical stack's fused attention is FlashAttention-2 (PyTorch SDPA, llm-foundry), written for Ampere: it reaches
@@ -224,8 +224,11 @@ def step_time(
     t_comp, t_mem, flops, t_attention = sample_time(
         wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute, plan.cp, fitted=fitted
     )
-    # A pipeline stage runs 1/pp of the layers.
-    t_comp, t_mem, flops, t_attention = t_comp / plan.pp, t_mem / plan.pp, flops / plan.pp, t_attention / plan.pp
+    # A pipeline stage runs its share of the layers; the busiest rank's share paces the pipeline (``stage_layers``).
+    # Model FLOPs stay the even share: the step's useful work is the same however the layers are split.
+    layers_here = stage_layers(wl.layers, plan.pp, plan.vp) if wl.is_transformer else 1
+    share = layers_here / wl.layers if wl.is_transformer and plan.pp > 1 else 1.0 / plan.pp
+    t_comp, t_mem, flops, t_attention = t_comp * share, t_mem * share, flops / plan.pp, t_attention * share
     micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
     per_micro = t_comp + t_mem
     tp_comm = 0.0
@@ -241,14 +244,13 @@ def step_time(
         key = "tuned_input_s_per_image" if wl.stack == "tuned" else "typical_floor_s_per_image"
         host = plan.micro_batch * fitted.cnn.get(key, 0.0)
     if wl.is_transformer:
-        stage_layers = wl.layers / plan.pp
         # Tuned stacks replay CUDA graphs of fused kernels: no per-kernel launch cost on the host or the GPU.
         eager = 0.0 if wl.stack == "tuned" else 1.0
         # Kernel launches and small ops: a fixed cost per layer and micro-batch, whatever the GPU.
-        per_micro += stage_layers * comm["layer_overhead_s"] * eager
+        per_micro += layers_here * comm["layer_overhead_s"] * eager
         # The host issues the kernels of a layer (eager PyTorch: a few hundred ops at about 10 us each) while the
         # GPU runs earlier ones: the GPU waits for it when a micro-batch is small (launch-bound).
-        host = stage_layers * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0) * eager
+        host = layers_here * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0) * eager
         if wl.stack == "tuned" and wl.kind == "encoder":
             # NVIDIA's MLPerf BERT recipe feeds each GPU at a rate that does not grow with the GPU: every Blackwell run
             # (B200 on two rounds and two submitters' machines, a GB200 with its own Grace host and a higher power
@@ -260,8 +262,8 @@ def step_time(
             # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
             link = link_gbs(spec, interconnect, plan.tp, fitted) * 1e9
             elem = ELEMENT_BYTES[precision]
-            volume = 4 * stage_layers * plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem
-            tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * stage_layers * comm["collective_latency_s"]
+            volume = 4 * layers_here * plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem
+            tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * layers_here * comm["collective_latency_s"]
             if wl.stack == "tuned":
                 # Transformer Engine overlaps tensor-parallel collectives with the GEMMs that produce and use them.
                 tp_comm *= fitted.transformer.get("tuned_tp_exposed", 1.0)
