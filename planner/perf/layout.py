@@ -16,6 +16,8 @@ from planner.perf.plan import Plan, stage_layers
 from planner.perf.step import StepTiming, step_time
 from planner.perf.workloads import Workload
 
+# How close a recomputing layout must come to the fastest to have the context splits weighed (``choose``).
+NEAR_TIE = 0.9
 # The largest job estimated: the largest published training runs use tens of thousands of GPUs.
 MAX_GPUS = 65536
 
@@ -195,12 +197,15 @@ def choose(
         exact = [t for t in templates if wl.global_batch % t.dp == 0]
         honouring = [t for t in templates if t.dp <= wl.global_batch]
         templates = exact or honouring or templates
-    best, smallest = _search(
+    best, smallest, recomputing = _search(
         wl, spec, precision, [t for t in templates if t.cp == 1], gpus_per_node, interconnect, network, fitted
     )
-    if best is None or best[1].recompute:
+    # Where recomputing came within NEAR_TIE of the best, memory nearly decided it: the split is weighed too, so that
+    # a GPU with more memory, which fits a layout without recomputation a little faster, does not lose the split a
+    # GPU with less finds (B300 against B200 on Llama 3.1 405B, once uneven pipelines interleave).
+    if best is None or best[1].recompute or recomputing >= best[0] * NEAR_TIE:
         split = [t for t in templates if t.cp > 1 and not t.recompute]
-        relieved, misfit = _search(wl, spec, precision, split, gpus_per_node, interconnect, network, fitted)
+        relieved, misfit, _ = _search(wl, spec, precision, split, gpus_per_node, interconnect, network, fitted)
         if relieved is not None and (best is None or relieved[0] > best[0] * 1.0001):
             best = relieved
         if smallest is None or (misfit is not None and misfit[0] < smallest[0]):
@@ -224,9 +229,11 @@ def _search(
     interconnect: str,
     network: float,
     fitted: PerfParams,
-) -> tuple[tuple[float, Plan, float] | None, tuple[float, Plan] | None]:
-    """The fastest of ``templates`` that fits (rate, plan, bytes), and the smallest misfit (bytes, plan)."""
+) -> tuple[tuple[float, Plan, float] | None, tuple[float, Plan] | None, float]:
+    """The fastest of ``templates`` that fits (rate, plan, bytes), the smallest misfit (bytes, plan), and the best
+    rate of a recomputing layout timed (0 without one)."""
     wanted = _default_micro_batch(wl)
+    recomputing = 0.0
     best: tuple[float, Plan, float] | None = None
     smallest: tuple[float, Plan] | None = None
     last_pp, last_level = 0, (0, 0)
@@ -273,12 +280,14 @@ def _search(
             plan = template.batched(size, global_batch(wl, dp, size))
             timing = step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network, fitted)
             rate = timing.samples_per_step / timing.step_s
+            if plan.recompute:
+                recomputing = max(recomputing, rate)
             if best is None or rate > best[0] * 1.0001:
                 best = (rate, plan, need if size == micro else memory_bytes(wl, precision, plan, fitted))
             if rate < previous:
                 break  # past the best trade of bubble against per-micro-batch efficiency: smaller only loses more
             previous = rate
-    return best, smallest
+    return best, smallest, recomputing
 
 
 def _fits_on(wl: Workload, spec: GpuSpec, precision: str, count: int, gpus_per_node: int, fitted: PerfParams) -> bool:
