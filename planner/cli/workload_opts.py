@@ -79,7 +79,9 @@ def profile_keyword(profile: Path | None) -> dict[str, Any]:
     return {"profile": profile} if profile is not None else {}
 
 
-PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
+PrecisionOpt = Annotated[
+    str, typer.Option("--precision", help="fp32, tf32, fp16, bf16, fp8, nvfp4 or mxfp4 (FP4: Blackwell only).")
+]
 MeasuredOpt = Annotated[
     float | None,
     typer.Option("--measured", help="Your measured throughput (workload unit, total) on --measured-on."),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner.hardware import resolve_gpu
+from planner.errors import InputError
+from planner.hardware import ELEMENT_BYTES, FP4_PRECISIONS, resolve_gpu, supported_precisions
 from planner.perf import layout
 from planner.perf.model import estimate
 from planner.perf.plan import Plan, stage_layers
@@ -40,3 +41,41 @@ def test_a_126_layer_model_over_8_stages_is_searched_interleaved() -> None:
     assert found.parallelism["pipeline"] > 1
     assert found.parallelism["interleaved_stages"] > 1
     assert not found.parallelism["sharded"]
+
+
+def test_fp4_on_a_b200_beats_fp8_by_what_the_recipe_allows() -> None:
+    args = ("llama-3-70b", "B200", 64)
+    fp8 = estimate(*args, "fp8", stack="tuned", global_batch=128)
+    nvfp4 = estimate(*args, "nvfp4", stack="tuned", global_batch=128)
+    mxfp4 = estimate(*args, "mxfp4", stack="tuned", global_batch=128)
+    assert fp8.throughput and nvfp4.throughput and mxfp4.throughput
+    # Twice FP8's tensor-core peak, but BF16 attention, the recipe's BF16 layers and the rest of the step stay.
+    assert 1.1 < nvfp4.throughput / fp8.throughput < 1.5
+    assert mxfp4.throughput == nvfp4.throughput
+    assert nvfp4.precision == "nvfp4"
+    assert any("no FP4 run is in the fit" in line for line in nvfp4.assumptions)
+    # No FP4 measurement behind it: a band at least as wide as FP8's, relative to the rate.
+    fp8_width = (fp8.throughput_high - fp8.throughput_low) / fp8.throughput  # type: ignore[operator]
+    fp4_width = (nvfp4.throughput_high - nvfp4.throughput_low) / nvfp4.throughput  # type: ignore[operator]
+    assert fp4_width > fp8_width
+    # Blackwell Ultra's FP4 is 1.5x Blackwell's; its FP8 is not.
+    gb300 = estimate("llama-3-70b", "GB300", 64, "nvfp4", stack="tuned", global_batch=128)
+    gb300_fp8 = estimate("llama-3-70b", "GB300", 64, "fp8", stack="tuned", global_batch=128)
+    assert gb300.throughput / gb300_fp8.throughput > nvfp4.throughput / fp8.throughput  # type: ignore[operator]
+
+
+def test_fp4_on_a_gpu_without_it_names_precision_and_what_is_allowed() -> None:
+    with pytest.raises(InputError) as caught:
+        estimate("llama-3-8b", "H100", 8, "nvfp4")
+    assert caught.value.field == "precision"
+    assert "fp8" in str(caught.value) and "H100-SXM" in str(caught.value)
+    with pytest.raises(InputError, match="transformer"):
+        estimate("resnet50", "B200", 8, "mxfp4")
+
+
+def test_fp4_peaks_are_data_with_both_formats() -> None:
+    b200, h100 = resolve_gpu("B200"), resolve_gpu("H100")
+    assert b200.peak_tflops("nvfp4") == b200.peak_tflops("mxfp4") == 2 * b200.peak_tflops("fp8")
+    assert supported_precisions(b200)[-2:] == FP4_PRECISIONS
+    assert not h100.supports("nvfp4")
+    assert ELEMENT_BYTES["nvfp4"] == ELEMENT_BYTES["bf16"]
