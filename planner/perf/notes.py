@@ -282,6 +282,7 @@ def assumptions(
     return [
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
         *([lora_text(wl, fitted)] if wl.mode == "lora" else []),
+        *([wl.packing_text()] if wl.packing_text() else []),
         wl.software_text,
         layout_text(wl, choice),
         nodes_text(setup.gpus, per_node)

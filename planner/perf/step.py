@@ -197,8 +197,9 @@ def attention_matmul_passes(wl: Workload, recompute: bool) -> float:
 
 
 def forward_flops(wl: Workload, tokens: float) -> tuple[float, float]:
-    """A transformer's forward FLOPs on ``tokens`` tokens: (linear layers, attention scores and values)."""
-    return 2.0 * wl.params * tokens, 4.0 * wl.layers * wl.hidden * wl.seq_len * tokens
+    """A transformer's forward FLOPs on ``tokens`` tokens: (linear layers, attention scores and values; in a packed
+    sequence, per sample: ``attention_span``)."""
+    return 2.0 * wl.params * tokens, 4.0 * wl.layers * wl.hidden * wl.attention_span * tokens
 
 
 def forward_share(wl: Workload) -> float:
