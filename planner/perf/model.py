@@ -24,6 +24,7 @@ from planner.hardware import (
     INTERCONNECTS,
     PRECISIONS,
     GpuSpec,
+    gpu_table,
     lookup,
     resolve_gpu,
     supported_precisions,
@@ -110,9 +111,9 @@ def _check_precision(spec: GpuSpec, precision: str, notes: list[str], wl: Worklo
         )
     if key in FP4_PRECISIONS and not spec.supports(key):
         allowed = ", ".join(supported_precisions(spec))
+        having = ", ".join(gpu.id for gpu in gpu_table().values() if gpu.supports(key))
         raise InputError(
-            f"{key} is not supported on {spec.id} (FP4 training needs Blackwell's FP4 tensor cores: B200, B300, GB200, "
-            f"GB300); {spec.id} allows {allowed}",
+            f"{key} is not supported on {spec.id} (FP4 tensor cores: {having}); {spec.id} allows {allowed}",
             field="precision",
         )
     if key == "bf16" and not spec.supports("bf16"):
