@@ -21,14 +21,33 @@ from planner.errors import InputError, UnknownGpuError
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 
 # Precisions a GPU may support, in the order the CLI lists them.
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
-# Bytes of one stored element (weights, activations, what collectives exchange) at each training precision. FP8
-# training (Transformer Engine) runs its GEMMs in FP8 but keeps BF16 bytes: master weights, activations, norms,
-# attention and element-wise work stay in BF16. TF32 is an FP32 storage format. Every byte count reads this table.
-ELEMENT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 2.0}
-# Bytes of one matmul operand as the tensor cores consume it: FP8 runs twice BF16's FLOPs on half the bytes, TF32 half
-# on twice.
-OPERAND_BYTES: dict[str, float] = {"fp8": 1.0, "fp16": 2.0, "bf16": 2.0, "tf32": 4.0, "fp32": 4.0}
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "nvfp4", "mxfp4")
+# 4-bit floating point (E2M1 with block scales: NVIDIA's NVFP4, 16-element blocks; OCP's MXFP4, 32), run on Blackwell's
+# FP4 tensor cores at the peaks of data/gpu_fp4_peaks.csv.
+FP4_PRECISIONS = ("nvfp4", "mxfp4")
+# Bytes of one stored element (weights, activations, what collectives exchange) at each training precision. FP8 and
+# FP4 training (Transformer Engine) run their GEMMs in 8 or 4 bits but keep BF16 bytes: master weights, activations,
+# norms, attention and element-wise work stay in BF16. TF32 is an FP32 storage format. Every byte count reads this.
+ELEMENT_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "fp16": 2.0,
+    "bf16": 2.0,
+    "fp8": 2.0,
+    "nvfp4": 2.0,
+    "mxfp4": 2.0,
+}
+# Bytes of one matmul operand as the tensor cores consume it: FP8 runs twice BF16's FLOPs on half the bytes, FP4 four
+# times on a quarter (its block scales aside), TF32 half on twice.
+OPERAND_BYTES: dict[str, float] = {
+    "nvfp4": 0.5,
+    "mxfp4": 0.5,
+    "fp8": 1.0,
+    "fp16": 2.0,
+    "bf16": 2.0,
+    "tf32": 4.0,
+    "fp32": 4.0,
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,8 @@ class GpuSpec:
     accelerator_kind: str = "gpu"
     # A memory/power variant (data/gpu_variants.csv) names the GPU whose die and peaks it shares; None for a die's row.
     base: str | None = None
+    # Dense FP4 peaks per 4-bit format the tensor cores run ((precision, TFLOP/s) pairs; data/gpu_fp4_peaks.csv).
+    fp4_tflops: tuple[tuple[str, float], ...] = ()
 
     def supports(self, precision: str) -> bool:
         """Whether the GPU runs ``precision`` natively (TF32 on Ampere+, BF16 on Ampere+, FP8 on Ada+)."""
@@ -70,7 +91,7 @@ class GpuSpec:
             return self.bf16_supported
         if precision == "fp8":
             return self.fp8_tflops is not None
-        return False
+        return precision in dict(self.fp4_tflops)
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for ``precision``; TF32 falls back to FP32 where the GPU has no TF32 path."""
@@ -82,6 +103,8 @@ class GpuSpec:
             return self.fp16_tflops
         if precision == "fp8" and self.fp8_tflops is not None:
             return self.fp8_tflops
+        if precision in dict(self.fp4_tflops):
+            return dict(self.fp4_tflops)[precision]
         raise ValueError(f"{self.id} has no {precision} peak")
 
 
@@ -109,9 +132,27 @@ def gpu_table() -> Mapping[str, GpuSpec]:
     return MappingProxyType(_gpu_specs())
 
 
+def supported_precisions(spec: GpuSpec) -> tuple[str, ...]:
+    """The precisions ``spec`` trains in natively, in ``PRECISIONS`` order."""
+    return tuple(p for p in PRECISIONS if spec.supports(p))
+
+
+@cache
+def _fp4_peaks() -> dict[str, tuple[tuple[str, float], ...]]:
+    """GPU id -> its dense FP4 peaks (``data/gpu_fp4_peaks.csv``)."""
+    peaks: dict[str, list[tuple[str, float]]] = {}
+    with (data_dir() / "gpu_fp4_peaks.csv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["precision"] not in FP4_PRECISIONS:
+                raise RuntimeError(f"gpu_fp4_peaks.csv: {row['gpu']} names unknown precision {row['precision']!r}")
+            peaks.setdefault(row["gpu"], []).append((row["precision"], float(row["dense_tflops"])))
+    return {gpu: tuple(pairs) for gpu, pairs in peaks.items()}
+
+
 @cache
 def _gpu_specs() -> dict[str, GpuSpec]:
     specs: dict[str, GpuSpec] = {}
+    fp4 = _fp4_peaks()
     with (data_dir() / "gpus.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             specs[row["gpu"]] = GpuSpec(
@@ -135,7 +176,11 @@ def _gpu_specs() -> dict[str, GpuSpec]:
                 source=row["source"],
                 source_date=row["source_date"],
                 notes=row["notes"],
+                fp4_tflops=fp4.get(row["gpu"], ()),
             )
+    unknown = sorted(set(fp4) - set(specs))
+    if unknown:
+        raise RuntimeError(f"gpu_fp4_peaks.csv: unknown GPU {unknown[0]!r}")
     with (data_dir() / "gpu_variants.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             specs[row["gpu"]] = _variant(specs, row)

@@ -68,6 +68,24 @@ TrainableShareOpt = Annotated[
         "default 0.01.",
     ),
 ]
+PackedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--packed/--padded",
+        help="Samples packed into sequences of --seq-len (attention per sample), or each padded to it (the default). "
+        "Give the real tokens with --tokens-per-sequence or --padding-share.",
+    ),
+]
+TokensPerSequenceOpt = Annotated[
+    float | None,
+    typer.Option("--tokens-per-sequence", help="Mean real tokens of one sample, when fewer than --seq-len."),
+]
+PaddingShareOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--padding-share", help="Share of --seq-len that padding fills, e.g. 0.65 (or --tokens-per-sequence)."
+    ),
+]
 ProfileOpt = Annotated[
     Path | None,
     typer.Option("--profile", help="A calibration profile (gpuplan calibrate -o FILE): the job's measured speed."),
@@ -79,7 +97,9 @@ def profile_keyword(profile: Path | None) -> dict[str, Any]:
     return {"profile": profile} if profile is not None else {}
 
 
-PrecisionOpt = Annotated[str, typer.Option("--precision", help="fp32, tf32, fp16, bf16 or fp8.")]
+PrecisionOpt = Annotated[
+    str, typer.Option("--precision", help="fp32, tf32, fp16, bf16, fp8, nvfp4 or mxfp4 (FP4: Blackwell only).")
+]
 MeasuredOpt = Annotated[
     float | None,
     typer.Option("--measured", help="Your measured throughput (workload unit, total) on --measured-on."),
@@ -120,6 +140,9 @@ class WorkloadFlags:
     evaluations: EvaluationsOpt = None
     eval_samples: EvalSamplesOpt = None
     trainable_share: TrainableShareOpt = None
+    packed: PackedOpt = False
+    tokens_per_sequence: TokensPerSequenceOpt = None
+    padding_share: PaddingShareOpt = None
 
     def workload(self, name: str) -> Workload:
         """The Workload these flags describe on preset ``name`` (or 'transformer').

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from planner._data import data_dir
-from planner.hardware import OPERAND_BYTES, GpuSpec, gpu_table, resolve_gpu
+from planner.hardware import FP4_PRECISIONS, OPERAND_BYTES, GpuSpec, gpu_table, resolve_gpu
 
 # A GPU's speed is its datasheet peak scaled by its measured matmul ceiling (best GEMM rate over the peak) relative
 # to the A100 SXM's (271.2 of 312 TFLOP/s, data/gpu_ceilings.csv), the GPU most calibration rows ran on. Power-capped
@@ -61,9 +61,13 @@ def ceiling_key(spec: GpuSpec, precision: str) -> str:
     """Which ceiling a precision runs at. FP16 and BF16 share one. TF32 tensor ops run at the same clocks and power
     limit, so without a TF32 measurement a GPU sustains the share its FP16/BF16 ceiling shows (the same database
     measures both on the H100 SXM, 81% and 80%, and the RTX 4090, 104% and 102%); on a GPU without TF32 (V100, T4)
-    "TF32" runs as FP32 on the CUDA cores, at the FP32 ceiling."""
+    "TF32" runs as FP32 on the CUDA cores, at the FP32 ceiling. No FP4 matmul rate is measured yet: FP4 runs on the
+    same tensor cores at the share of its peak the GPU's FP8 ceiling shows (76% on the B200, 72% on the GB200), the
+    FP8 ceiling having been taken the same way from BF16's (an assumption the estimate states, with a wider band)."""
     if precision in ("fp16", "bf16"):
         return "bf16"
+    if precision in FP4_PRECISIONS and (spec.id, precision) not in matmul_ceilings():
+        return "fp8" if spec.fp8_tflops is not None else "bf16"
     if precision == "tf32" and (spec.id, "tf32") not in matmul_ceilings():
         return "bf16" if spec.tf32_tflops is not None else "fp32"
     return precision
@@ -101,6 +105,9 @@ def ceiling_origin(spec: GpuSpec, precision: str) -> str | None:
     if found is None:
         return None
     bound = found[1]
+    key = ceiling_key(spec, precision)
+    if bound is None and key != precision and precision in FP4_PRECISIONS:
+        return f"no measured {precision} ceiling: the share its measured {key} ceiling shows, data/gpu_ceilings.csv"
     if bound is None:
         return "measured ceiling, data/gpu_ceilings.csv"
     return (

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.energy import node_energy_kwh, node_factor
-from planner.hardware import GpuSpec
+from planner.hardware import FP4_PRECISIONS, GpuSpec
 from planner.perf.evidence import short_steps_across_nodes
 from planner.perf.layout import Choice, min_gpus_to_fit
 from planner.perf.memory import GIB, reserved_gib, usable_bytes
@@ -141,9 +141,10 @@ def figures(
     band = fitted.band.get(wl.kind) or fitted.band["cnn" if not wl.is_transformer else "transformer"]
     low, high = float(band[0]), float(band[1])
     calibration = calibration_of(spec, wl, own_evidence, fitted, setup.precision, setup.gpus)
-    if calibration.gap is not None:
+    if calibration.gap is not None or setup.precision in FP4_PRECISIONS:
         # Held out of the fit, a GPU's own errors are larger (bench/accuracy.py, leave-one-GPU-out): a wider band.
-        # A precision never measured on the GPU is as far from the evidence as an unmeasured GPU.
+        # A precision never measured on the GPU is as far from the evidence as an unmeasured GPU; no FP4 run is in
+        # the fit and no FP4 matmul ceiling is measured: as wide.
         widen = fitted.uncalibrated_band_factor
         low, high = low * widen, high * widen
     if setup.nodes > 1:

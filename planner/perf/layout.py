@@ -12,10 +12,12 @@ from planner.errors import InputError
 from planner.hardware import GpuSpec
 from planner.perf.memory import memory_bytes, usable_bytes
 from planner.perf.params import PerfParams
-from planner.perf.plan import Plan
+from planner.perf.plan import Plan, stage_layers
 from planner.perf.step import StepTiming, step_time
 from planner.perf.workloads import Workload
 
+# How close a recomputing layout must come to the fastest to have the context splits weighed (``choose``).
+NEAR_TIE = 0.9
 # The largest job estimated: the largest published training runs use tens of thousands of GPUs.
 MAX_GPUS = 65536
 
@@ -60,9 +62,9 @@ def candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, 
     Per tensor x pipeline split: replicated data parallelism, a distributed optimizer (ZeRO-1/2) or full sharding
     (FSDP/ZeRO-3), each with and without recomputation; on the tuned stack also context splits (``context_splits``),
     without recomputation, which they stand in for. The tuned stack interleaves pipeline stages (up to 4 virtual
-    stages per rank, as Megatron-Core does when the layers divide). The templates depend on the job's shape and the
-    GPU counts only, never on a GPU or the fitted parameters: a ranking asks for the same ones once per GPU type, so
-    they are kept (frozen plans, shared safely).
+    stages per rank, ``interleaving``), also where the layers do not divide evenly. The templates depend on the job's
+    shape and the GPU counts only, never on a GPU or the fitted parameters: a ranking asks for the same ones once per
+    GPU type, so they are kept (frozen plans, shared safely).
     """
     if not wl.is_transformer:
         # A CNN's weights and optimizer fit on any GPU: plain data parallelism (DDP) over every GPU.
@@ -70,9 +72,7 @@ def candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, 
     plans: list[Plan] = []
     head_limit = wl.heads if wl.heads else 64
     for pp in pipeline_depths(wl, gpus):
-        vp = 1
-        if wl.stack == "tuned" and pp > 1:
-            vp = max((v for v in (1, 2, 4) if wl.layers % (pp * v) == 0), default=1)
+        vp = interleaving(wl, pp)
         for tp in _divisors(gpus // pp, min(gpus_per_node, 8, head_limit)):
             for cp in context_splits(wl, gpus // (pp * tp)):
                 dp = gpus // (tp * pp * cp)
@@ -84,6 +84,18 @@ def candidate_plans(wl: Workload, gpus: int, gpus_per_node: int) -> tuple[Plan, 
                             continue  # the split stands in for recomputation (``choose``)
                         plans.append(Plan(tp, pp, dp, sharded, recompute, cp=cp, vp=vp, zero1=zero1))
     return tuple(plans)
+
+
+def interleaving(wl: Workload, pp: int) -> int:
+    """Virtual stages per pipeline rank on the tuned stack: of 1, 2 and 4, the most that leave the busiest rank no
+    more layers than the fewest do (``stage_layers``). Megatron-Core interleaves uneven splits too (NVIDIA runs Llama
+    3.1 405B's 126 layers as 8 stages of 8 virtual ones): requiring an even split lost interleaving there, and its
+    bubble made 400B-class pipelines look slow."""
+    if wl.stack != "tuned" or pp <= 1 or not wl.is_transformer:
+        return 1
+    choices = [v for v in (1, 2, 4) if pp * v <= wl.layers]
+    fewest = min(stage_layers(wl.layers, pp, v) for v in choices)
+    return max(v for v in choices if stage_layers(wl.layers, pp, v) == fewest)
 
 
 def pipeline_depths(wl: Workload, gpus: int) -> list[int]:
@@ -185,12 +197,15 @@ def choose(
         exact = [t for t in templates if wl.global_batch % t.dp == 0]
         honouring = [t for t in templates if t.dp <= wl.global_batch]
         templates = exact or honouring or templates
-    best, smallest = _search(
+    best, smallest, recomputing = _search(
         wl, spec, precision, [t for t in templates if t.cp == 1], gpus_per_node, interconnect, network, fitted
     )
-    if best is None or best[1].recompute:
+    # Where recomputing came within NEAR_TIE of the best, memory nearly decided it: the split is weighed too, so that
+    # a GPU with more memory, which fits a layout without recomputation a little faster, does not lose the split a
+    # GPU with less finds (B300 against B200 on Llama 3.1 405B, once uneven pipelines interleave).
+    if best is None or best[1].recompute or recomputing >= best[0] * NEAR_TIE:
         split = [t for t in templates if t.cp > 1 and not t.recompute]
-        relieved, misfit = _search(wl, spec, precision, split, gpus_per_node, interconnect, network, fitted)
+        relieved, misfit, _ = _search(wl, spec, precision, split, gpus_per_node, interconnect, network, fitted)
         if relieved is not None and (best is None or relieved[0] > best[0] * 1.0001):
             best = relieved
         if smallest is None or (misfit is not None and misfit[0] < smallest[0]):
@@ -214,9 +229,11 @@ def _search(
     interconnect: str,
     network: float,
     fitted: PerfParams,
-) -> tuple[tuple[float, Plan, float] | None, tuple[float, Plan] | None]:
-    """The fastest of ``templates`` that fits (rate, plan, bytes), and the smallest misfit (bytes, plan)."""
+) -> tuple[tuple[float, Plan, float] | None, tuple[float, Plan] | None, float]:
+    """The fastest of ``templates`` that fits (rate, plan, bytes), the smallest misfit (bytes, plan), and the best
+    rate of a recomputing layout timed (0 without one)."""
     wanted = _default_micro_batch(wl)
+    recomputing = 0.0
     best: tuple[float, Plan, float] | None = None
     smallest: tuple[float, Plan] | None = None
     last_pp, last_level = 0, (0, 0)
@@ -263,12 +280,14 @@ def _search(
             plan = template.batched(size, global_batch(wl, dp, size))
             timing = step_time(wl, spec, precision, plan, interconnect, gpus_per_node, network, fitted)
             rate = timing.samples_per_step / timing.step_s
+            if plan.recompute:
+                recomputing = max(recomputing, rate)
             if best is None or rate > best[0] * 1.0001:
                 best = (rate, plan, need if size == micro else memory_bytes(wl, precision, plan, fitted))
             if rate < previous:
                 break  # past the best trade of bubble against per-micro-batch efficiency: smaller only loses more
             previous = rate
-    return best, smallest
+    return best, smallest, recomputing
 
 
 def _fits_on(wl: Workload, spec: GpuSpec, precision: str, count: int, gpus_per_node: int, fitted: PerfParams) -> bool:

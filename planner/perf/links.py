@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planner.hardware import ELEMENT_BYTES, GpuSpec
 from planner.perf.params import PerfParams
-from planner.perf.plan import Plan
+from planner.perf.plan import Plan, stage_layers
 from planner.perf.workloads import Workload
 
 
@@ -83,9 +83,9 @@ def context_exchange_s(
     are counted; grouped-query attention (Llama 2 70B, Llama 3) sends a fraction of that. Tensor-parallel ranks fill
     a node first, so a context group of ``tp x cp`` ranks beyond a node sends through the network, one NIC a GPU."""
     elem = ELEMENT_BYTES[precision]
-    stage_layers = wl.layers / plan.pp
+    layers_here = stage_layers(wl.layers, plan.pp, plan.vp)
     tokens = plan.micro_batch * wl.seq_len / plan.cp
-    steps = 3 * (plan.cp - 1) * stage_layers
+    steps = 3 * (plan.cp - 1) * layers_here
     volume = steps * 2 * tokens * wl.hidden / plan.tp * elem
     span = plan.tp * plan.cp
     bandwidth = link_gbs(spec, interconnect, min(span, gpus_per_node), fitted)

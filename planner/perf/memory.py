@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planner.hardware import ELEMENT_BYTES, GpuSpec
 from planner.perf.params import PerfParams, default_params
-from planner.perf.plan import Plan
+from planner.perf.plan import Plan, stage_layers
 from planner.perf.workloads import Workload
 
 GIB = 1024.0**3
@@ -67,7 +67,7 @@ def memory_bytes(wl: Workload, precision: str, plan: Plan, fitted: PerfParams) -
         # output for backward: Korthikanti et al.'s 5as/h term in FP16. Lambda sized its BERT batches to memory, and
         # with this term they sit at estimate()'s one-pass limit (bench/memory.py); without it, 1.5x as many fit.
         per_layer_full += (2.0 * elem + 1.0) * wl.heads / plan.tp * wl.seq_len * tokens
-    layers_here = wl.layers / plan.pp
+    layers_here = stage_layers(wl.layers, plan.pp, plan.vp)
     # 1F1B pipelining keeps up to pp micro-batches in flight on the first stage.
     in_flight = min(plan.pp, max(1, plan.global_batch // max(1, plan.dp * b)))
     if plan.recompute:

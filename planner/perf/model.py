@@ -19,7 +19,17 @@ from typing import Any
 
 from planner import checks
 from planner.errors import InputError, UnknownGpuError
-from planner.hardware import INTERCONNECTS, PRECISIONS, GpuSpec, lookup, resolve_gpu, software_stack
+from planner.hardware import (
+    FP4_PRECISIONS,
+    INTERCONNECTS,
+    PRECISIONS,
+    GpuSpec,
+    gpu_table,
+    lookup,
+    resolve_gpu,
+    software_stack,
+    supported_precisions,
+)
 from planner.perf import notes as words
 from planner.perf.ceilings import sustained_matmul
 from planner.perf.figures import Setup, figures, model_rates
@@ -88,17 +98,24 @@ def _check_precision(spec: GpuSpec, precision: str, notes: list[str], wl: Worklo
     key = str(precision).strip().lower()
     if key not in PRECISIONS:
         raise InputError(f"must be one of {', '.join(PRECISIONS)}, got {precision!r}", field="precision")
-    if key == "fp8" and not wl.is_transformer:
-        # FP8 training is Transformer Engine's: its FP8 GEMMs replace a transformer's linear layers. No framework
-        # trains convolutions in FP8, so there is no FP8 CNN run to estimate (and none was ever measured).
+    if key in ("fp8", *FP4_PRECISIONS) and not wl.is_transformer:
+        # FP8 and FP4 training are Transformer Engine's: their GEMMs replace a transformer's linear layers. No
+        # framework trains convolutions in 8 or 4 bits, so there is no such CNN run to estimate (and none was measured).
         raise InputError(
-            f"fp8 applies to transformer workloads (Transformer Engine's FP8 linear layers); {wl.name} trains in "
+            f"{key} applies to transformer workloads (Transformer Engine's {key} linear layers); {wl.name} trains in "
             "bf16, fp16, tf32 or fp32",
             field="precision",
         )
     if key == "fp8" and not spec.supports("fp8"):
         raise InputError(
             f"fp8 is not supported on {spec.id} (needs Ada, Hopper or newer); use bf16 or fp16", field="precision"
+        )
+    if key in FP4_PRECISIONS and not spec.supports(key):
+        allowed = ", ".join(supported_precisions(spec))
+        having = ", ".join(gpu.id for gpu in gpu_table().values() if gpu.supports(key))
+        raise InputError(
+            f"{key} is not supported on {spec.id} (FP4 tensor cores: {having}); {spec.id} allows {allowed}",
+            field="precision",
         )
     if key == "bf16" and not spec.supports("bf16"):
         notes.append(f"{spec.id} has no BF16: estimated with FP16 mixed precision (same tensor-core peak)")

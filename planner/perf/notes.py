@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from planner.hardware import GpuSpec
+from planner.hardware import FP4_PRECISIONS, GpuSpec
 from planner.perf.ceilings import REFERENCE_GPU, ceiling_origin, ceiling_share, reference_key, reference_share
 from planner.perf.evidence import MANY_NODES, SHORT_STEP_S, held_out_verdict
 from planner.perf.figures import Calibration, Figures, Setup
@@ -14,7 +14,7 @@ from planner.perf.layout import Choice
 from planner.perf.memory import COLLECTIVE_HEADROOM, GIB, trained_params
 from planner.perf.params import PerfParams
 from planner.perf.plan import Plan
-from planner.perf.step import AMPERE_KERNELS_AFTER_ADA, ampere_kernels
+from planner.perf.step import AMPERE_KERNELS_AFTER_ADA, FP4_BF16_LINEAR_SHARE, ampere_kernels
 from planner.perf.workloads import Workload
 
 # How the notes name each kind of workload.
@@ -193,6 +193,8 @@ def estimate_notes(
             f"{REFERENCE_GPU} the model is calibrated on): compute scaled by {share / reference:.2f} "
             f"({ceiling_origin(spec, prec)})"
         )
+    if prec in FP4_PRECISIONS:
+        notes.append(fp4_note(prec))
     if wl.batch_per_gpu and plan.micro_batch < wl.batch_per_gpu and choice.fits:
         # The user's micro-batch was not run as given: say why where the layout is stated.
         per_rank = wl.global_batch // plan.dp if wl.global_batch else None
@@ -298,6 +300,7 @@ def assumptions(
     return [
         f"{wl.description or wl.name}, {wl.mode}, {prec}; work {wl.default_work_text()}",
         *([lora_text(wl, fitted)] if wl.mode == "lora" else []),
+        *([wl.packing_text()] if wl.packing_text() else []),
         wl.software_text,
         layout_text(wl, choice),
         nodes_text(setup.gpus, per_node)
@@ -308,3 +311,13 @@ def assumptions(
         "MLPerf Training nodes, data/node_power.csv) x time; a cloud's PUE comes on top (rank)",
         *notes,
     ]
+
+
+def fp4_note(precision: str) -> str:
+    """What an FP4 estimate assumes: NVIDIA's recipe, and no FP4 measurement behind it."""
+    return (
+        f"{precision}: NVIDIA's NVFP4 recipe (linear layers' forward and both gradient GEMMs in FP4, "
+        f"{FP4_BF16_LINEAR_SHARE:.0%} of them and attention, norms and embeddings in BF16); no FP4 run is in the fit "
+        "and no FP4 matmul ceiling is measured: FP4 GEMMs are taken at FP8's share of their peak, and the band is "
+        "widened as for an uncalibrated GPU"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -49,3 +50,14 @@ class Plan:
             self.vp,
             self.zero1,
         )
+
+
+def stage_layers(layers: int, pp: int, vp: int = 1) -> int:
+    """Layers on the busiest pipeline rank, which sets the step. Megatron-Core splits the layers into ``pp x vp``
+    chunks; where they do not divide (Llama 3.1 405B's 126 layers over 8 ranks of 8 virtual stages) the chunks hold
+    whole layers and the fullest ones pace the pipeline: ``ceil(layers / (pp vp))`` a chunk, ``vp`` chunks a rank.
+    NVIDIA's recipes put the embedding and the loss in the lighter first and last chunks (``account_for_embedding``
+    and ``account_for_loss_in_pipeline_split``), so they do not add to the busiest rank."""
+    if pp <= 1:
+        return layers
+    return math.ceil(layers / (pp * vp)) * vp

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from planner.hardware import ELEMENT_BYTES, GpuSpec
+from planner.hardware import ELEMENT_BYTES, FP4_PRECISIONS, GpuSpec
 from planner.perf.ceilings import matmul_derate, operand_feed
 from planner.perf.links import (
     context_exchange_s,
@@ -22,7 +22,7 @@ from planner.perf.links import (
 )
 from planner.perf.memory import trained_params
 from planner.perf.params import PerfParams, default_params
-from planner.perf.plan import Plan
+from planner.perf.plan import Plan, stage_layers
 from planner.perf.workloads import Workload
 
 # A typical stack's fused attention is FlashAttention-2 (PyTorch SDPA, llm-foundry), written for Ampere: it reaches
@@ -38,10 +38,18 @@ AMPERE_KERNELS_AFTER_ADA = 0.6
 # The precisions of mixed-precision training (16-bit or 8-bit tensor-core math), where NVIDIA's tuned CNN recipe was
 # measured.
 MIXED_PRECISIONS = frozenset({"fp16", "bf16", "fp8"})
+# Precisions whose linear-layer GEMMs run below 16 bits while attention stays in BF16 (Transformer Engine's recipes).
+NARROW_PRECISIONS = frozenset({"fp8", *FP4_PRECISIONS})
+# NVIDIA's NVFP4 pre-training recipe (Pretraining LLMs with NVFP4, arXiv 2509.25149, 2025) runs every linear layer's
+# three GEMMs (forward, data and weight gradients; Hadamard transforms on the weight-gradient inputs) in FP4, except
+# about 16% of the linear layers (the 12B model's first two and last eight blocks) kept in BF16; embeddings, the output
+# head, norms and attention stay in BF16. Megatron-Core's --first-last-layers-bf16 sets the same, by layer count.
+FP4_BF16_LINEAR_SHARE = 0.16
 
 
 def fp8_relative(family: Mapping[str, float], stack: str) -> float:
-    """FP8 GEMM efficiency relative to BF16: Transformer Engine recipes in NVIDIA's tuned stack have their own."""
+    """FP8 GEMM efficiency relative to BF16: Transformer Engine recipes in NVIDIA's tuned stack have their own. No
+    FP4 run is fitted: FP4 GEMMs are taken at FP8's (their own share of the FP4 peak, ``ceiling_key``)."""
     return float(
         family.get("tuned_fp8_relative", family["fp8_relative"]) if stack == "tuned" else family["fp8_relative"]
     )
@@ -49,7 +57,7 @@ def fp8_relative(family: Mapping[str, float], stack: str) -> float:
 
 def _efficiency_scale(spec: GpuSpec, precision: str, family: Mapping[str, float], stack: str = "typical") -> float:
     """Fraction of the dense peak a well-shaped matmul reaches, for this precision."""
-    rel = fp8_relative(family, stack) if precision == "fp8" else family.get(f"{precision}_relative", 1.0)
+    rel = fp8_relative(family, stack) if precision in NARROW_PRECISIONS else family.get(f"{precision}_relative", 1.0)
     if precision == "tf32" and spec.tf32_tflops is None:
         rel = family.get("fp32_relative", 1.0)
     return float(family["peak_efficiency"] * rel)
@@ -117,24 +125,24 @@ def sample_time(
     hw_flops = linear * linear_passes + attention * attention_passes
     shard_hidden = hidden / tp
     base = _efficiency_scale(spec, precision, fam, wl.stack) * tokens / (tokens + fam["tokens_half"])
-    # Linear layers are GEMMs of width hidden/tp: narrow ones use the tensor cores poorly. A narrow GEMM reuses each
-    # operand it loads fewer times, and an SM feeds its tensor cores from shared memory and registers at about the
-    # same bytes per clock since Volta, while their FLOPs per clock doubled with the A100, Hopper and Blackwell. The
-    # width at which a GEMM reaches half its rate grows with the operand bytes an SM consumes per clock
-    # (``operand_feed``): an H100 needs twice the A100's width, a GeForce card half.
-    eff = base * shard_hidden / (shard_hidden + fam["hidden_half"] * operand_feed(spec, precision))
+    linear_time = linear * linear_passes / _linear_rate(spec, precision, base, shard_hidden, fam)
+    if precision in FP4_PRECISIONS:
+        # The recipe's BF16 layers run at the BF16 rate.
+        bf16_base = _efficiency_scale(spec, "bf16", fam, wl.stack) * tokens / (tokens + fam["tokens_half"])
+        bf16_time = linear * linear_passes / _linear_rate(spec, "bf16", bf16_base, shard_hidden, fam)
+        linear_time += FP4_BF16_LINEAR_SHARE * (bf16_time - linear_time)
     # Fused attention kernels (FlashAttention) work per head, whatever the width, at a lower share of the peak
     # than large GEMMs; with FP8 only the linear layers run in FP8 (Transformer Engine), attention stays in BF16.
     attention_rate = peak * base * fam["attention_relative"]
     if ampere_kernels(wl, spec, precision):
         attention_rate *= AMPERE_KERNELS_AFTER_ADA
-    if precision == "fp8":
+    if precision in NARROW_PRECISIONS:
         # BF16 attention runs at the GPU's BF16 ceiling, not at its FP8 one scaled down (an H100 sustains 80% of its
         # BF16 peak but 71% of its FP8 peak).
         bf16_peak = spec.peak_tflops("bf16") * 1e12 * matmul_derate(spec, "bf16")
         attention_rate *= bf16_peak / peak / fp8_relative(fam, wl.stack)
     attention_time = attention * attention_passes / attention_rate
-    matmul_time = linear * linear_passes / (peak * eff) + attention_time
+    matmul_time = linear_time + attention_time
     # Element-wise kernels (norms, activations, softmax, dropout, residuals) stream activations through HBM.
     mem_bytes = fam["bytes_per_activation"] * layers * shard_hidden * tokens * elem
     if wl.eager_attention:
@@ -168,6 +176,16 @@ def sample_time(
     )
 
 
+def _linear_rate(spec: GpuSpec, precision: str, base: float, shard_hidden: float, fam: Mapping[str, float]) -> float:
+    """FLOP/s of the linear layers' GEMMs, of width ``hidden / tp``. Narrow ones use the tensor cores poorly: a narrow
+    GEMM reuses each operand it loads fewer times, and an SM feeds its tensor cores from shared memory and registers
+    at about the same bytes per clock since Volta, while their FLOPs per clock doubled with the A100, Hopper and
+    Blackwell. The width at which a GEMM reaches half its rate grows with the operand bytes an SM consumes per clock
+    (``operand_feed``): an H100 needs twice the A100's width, a GeForce card half."""
+    peak = spec.peak_tflops(precision) * 1e12 * matmul_derate(spec, precision)
+    return peak * (base * shard_hidden / (shard_hidden + fam["hidden_half"] * operand_feed(spec, precision)))
+
+
 def attention_matmul_passes(wl: Workload, recompute: bool) -> float:
     """Attention's matmul work in a training step, in forward passes of it (QK^T and PV). Eager attention (typical
     BERT scripts) saves its scores for backward, which then runs two passes (dQ/dK and dV/dP). Fused kernels
@@ -179,8 +197,9 @@ def attention_matmul_passes(wl: Workload, recompute: bool) -> float:
 
 
 def forward_flops(wl: Workload, tokens: float) -> tuple[float, float]:
-    """A transformer's forward FLOPs on ``tokens`` tokens: (linear layers, attention scores and values)."""
-    return 2.0 * wl.params * tokens, 4.0 * wl.layers * wl.hidden * wl.seq_len * tokens
+    """A transformer's forward FLOPs on ``tokens`` tokens: (linear layers, attention scores and values; in a packed
+    sequence, per sample: ``attention_span``)."""
+    return 2.0 * wl.params * tokens, 4.0 * wl.layers * wl.hidden * wl.attention_span * tokens
 
 
 def forward_share(wl: Workload) -> float:
@@ -224,8 +243,11 @@ def step_time(
     t_comp, t_mem, flops, t_attention = sample_time(
         wl, spec, precision, plan.micro_batch, plan.tp, plan.recompute, plan.cp, fitted=fitted
     )
-    # A pipeline stage runs 1/pp of the layers.
-    t_comp, t_mem, flops, t_attention = t_comp / plan.pp, t_mem / plan.pp, flops / plan.pp, t_attention / plan.pp
+    # A pipeline stage runs its share of the layers; the busiest rank's share paces the pipeline (``stage_layers``).
+    # Model FLOPs stay the even share: the step's useful work is the same however the layers are split.
+    layers_here = stage_layers(wl.layers, plan.pp, plan.vp) if wl.is_transformer else 1
+    share = layers_here / wl.layers if wl.is_transformer and plan.pp > 1 else 1.0 / plan.pp
+    t_comp, t_mem, flops, t_attention = t_comp * share, t_mem * share, flops / plan.pp, t_attention * share
     micro_steps = max(1, plan.global_batch // (plan.dp * plan.micro_batch))
     per_micro = t_comp + t_mem
     tp_comm = 0.0
@@ -241,14 +263,13 @@ def step_time(
         key = "tuned_input_s_per_image" if wl.stack == "tuned" else "typical_floor_s_per_image"
         host = plan.micro_batch * fitted.cnn.get(key, 0.0)
     if wl.is_transformer:
-        stage_layers = wl.layers / plan.pp
         # Tuned stacks replay CUDA graphs of fused kernels: no per-kernel launch cost on the host or the GPU.
         eager = 0.0 if wl.stack == "tuned" else 1.0
         # Kernel launches and small ops: a fixed cost per layer and micro-batch, whatever the GPU.
-        per_micro += stage_layers * comm["layer_overhead_s"] * eager
+        per_micro += layers_here * comm["layer_overhead_s"] * eager
         # The host issues the kernels of a layer (eager PyTorch: a few hundred ops at about 10 us each) while the
         # GPU runs earlier ones: the GPU waits for it when a micro-batch is small (launch-bound).
-        host = stage_layers * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0) * eager
+        host = layers_here * comm["host_layer_s"] * (4.0 / 3.0 if plan.recompute else 1.0) * eager
         if wl.stack == "tuned" and wl.kind == "encoder":
             # NVIDIA's MLPerf BERT recipe feeds each GPU at a rate that does not grow with the GPU: every Blackwell run
             # (B200 on two rounds and two submitters' machines, a GB200 with its own Grace host and a higher power
@@ -260,8 +281,8 @@ def step_time(
             # Megatron: 4 all-reduces of the activations per layer (2 forward, 2 backward), not overlapped.
             link = link_gbs(spec, interconnect, plan.tp, fitted) * 1e9
             elem = ELEMENT_BYTES[precision]
-            volume = 4 * stage_layers * plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem
-            tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * stage_layers * comm["collective_latency_s"]
+            volume = 4 * layers_here * plan.micro_batch * wl.seq_len / plan.cp * wl.hidden * elem
+            tp_comm = volume * 2 * (plan.tp - 1) / plan.tp / link + 4 * layers_here * comm["collective_latency_s"]
             if wl.stack == "tuned":
                 # Transformer Engine overlaps tensor-parallel collectives with the GEMMs that produce and use them.
                 tp_comm *= fitted.transformer.get("tuned_tp_exposed", 1.0)

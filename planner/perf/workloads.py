@@ -88,6 +88,15 @@ class Workload:
     # (perf_params memory.lora_trainable_fraction, 1%). Only what trains carries gradients, optimizer state and
     # checkpoints.
     trainable_share: float | None = None
+    # The real tokens of one sample when they are fewer than ``seq_len``: given as ``tokens_per_sequence`` (mean real
+    # tokens a sample) or ``padding_share`` (the share of ``seq_len`` padding would fill). Padded (the default), each
+    # sample fills a sequence of ``seq_len`` and the padding is computed on; ``packed`` samples are concatenated into
+    # sequences of ``seq_len`` (NeMo's and Hugging Face's packed fine-tuning, NVIDIA's packed BERT): every token is
+    # real, and attention runs per sample (variable-length kernels). Either way, work and throughput count real
+    # samples and tokens; memory holds sequences of ``seq_len``.
+    packed: bool = False
+    tokens_per_sequence: float | None = None
+    padding_share: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("mode", "stack", "recompute"):
@@ -144,6 +153,7 @@ class Workload:
             if share > LORA_SHARE_MAX:
                 raise InputError(f"must be {what}, got {share:g}", field="trainable_share")
             object.__setattr__(self, "trainable_share", share)
+        self._check_real_tokens()
         if self.mode != "pretrain" and self.kind == "cnn":
             raise InputError(f"{self.mode} applies to transformer workloads only; use pretrain", field="mode")
         if self.recompute != "auto" and self.kind == "cnn":
@@ -151,6 +161,68 @@ class Workload:
                 f"{self.recompute} applies to transformer workloads only (a CNN keeps its activations); use auto",
                 field="recompute",
             )
+
+    def _check_real_tokens(self) -> None:
+        if not isinstance(self.packed, bool):
+            raise InputError(f"must be true or false, got {self.packed!r:.40}", field="packed")
+        given = [name for name in ("tokens_per_sequence", "padding_share") if getattr(self, name) is not None]
+        if given and self.kind == "cnn":
+            raise InputError(f"applies to transformer workloads only ({self.name} trains on images)", field=given[0])
+        if len(given) > 1:
+            raise InputError(
+                "gives the real tokens a second time; give tokens_per_sequence or padding_share",
+                field="padding_share",
+                related=("tokens_per_sequence",),
+            )
+        if self.packed and not given:
+            raise InputError(
+                "needs the real tokens a sample: tokens_per_sequence (e.g. 180) or padding_share (e.g. 0.65)",
+                field="packed",
+                related=("tokens_per_sequence", "padding_share"),
+            )
+        if self.tokens_per_sequence is not None:
+            what = f"real tokens a sample, above 0 and at most seq_len ({self.seq_len})"
+            tokens = checks.number("tokens_per_sequence", self.tokens_per_sequence, what=what)
+            if tokens > self.seq_len:
+                raise InputError(f"must be {what}, got {tokens:g}", field="tokens_per_sequence", related=("seq_len",))
+            object.__setattr__(self, "tokens_per_sequence", tokens)
+        if self.padding_share is not None:
+            what = "the share of seq_len that is padding, at least 0 and below 1 (0.6 is 60%)"
+            share = checks.number("padding_share", self.padding_share, what=what, allow_zero=True)
+            if share >= 1.0:
+                raise InputError(f"must be {what}, got {share:g}", field="padding_share")
+            object.__setattr__(self, "padding_share", share)
+
+    @property
+    def real_tokens_per_sample(self) -> float:
+        """Real tokens in one sample: ``tokens_per_sequence``, ``seq_len`` less the padding share, or ``seq_len``."""
+        if self.tokens_per_sequence is not None:
+            return self.tokens_per_sequence
+        return self.seq_len * (1.0 - (self.padding_share or 0.0))
+
+    @property
+    def attention_span(self) -> float:
+        """Keys each token attends to: the whole sequence, or in a packed one its own sample's (variable-length
+        fused attention: the cost is the sum of the samples' squared lengths, not seq_len squared). Eager attention
+        (typical BERT scripts) computes the whole masked seq_len x seq_len matrix whatever the mask."""
+        if self.packed and not self.eager_attention:
+            return self.real_tokens_per_sample
+        return float(self.seq_len)
+
+    def packing_text(self) -> str:
+        """The real tokens in words, for the assumptions ("" where every token is real)."""
+        if self.tokens_per_sequence is None and self.padding_share is None:
+            return ""
+        real = self.real_tokens_per_sample
+        if self.packed:
+            return (
+                f"packed sequences: {self.seq_len / real:.3g} samples of {real:.4g} real tokens a sequence of "
+                f"{self.seq_len}, attention per sample; work and throughput count real samples and tokens"
+            )
+        return (
+            f"padded sequences: {real:.4g} real tokens a sample padded to {self.seq_len}, the padding computed on; "
+            "work and throughput count real samples and tokens (packed=True packs them)"
+        )
 
     @property
     def software_text(self) -> str:
@@ -218,8 +290,14 @@ class Workload:
 
     @property
     def samples_per_unit(self) -> float:
-        """How many samples (images or sequences) one unit of work is."""
-        return 1.0 / self.seq_len if self.work_unit == "tokens" else 1.0
+        """How many samples (images or sequences of ``seq_len``, as the step runs them) one unit of work is. A unit
+        counts real tokens or samples: a packed sequence holds ``seq_len`` real tokens, several samples; a padded one
+        one sample of ``real_tokens_per_sample``."""
+        if not self.is_transformer:
+            return 1.0
+        if self.work_unit == "tokens":
+            return 1.0 / (self.seq_len if self.packed else self.real_tokens_per_sample)
+        return self.real_tokens_per_sample / self.seq_len if self.packed else 1.0
 
     def total_work(self) -> float:
         """The amount of work in ``work_unit``: the given one, else the default for this preset and mode."""
@@ -234,7 +312,8 @@ class Workload:
 
     def eval_work(self) -> float:
         """The evaluation passes' samples in ``work_unit`` (0 without evaluations)."""
-        return self.evaluations * self.eval_samples / self.samples_per_unit
+        per_sample = self.real_tokens_per_sample if self.work_unit == "tokens" else 1.0
+        return self.evaluations * self.eval_samples * per_sample
 
     def batch_text(self) -> str:
         """The batch the user gave, in words, for a ranking's assumptions ("" when the layout search chooses it)."""
@@ -381,6 +460,9 @@ USER_FIELDS = (
     "evaluations",
     "eval_samples",
     "trainable_share",
+    "packed",
+    "tokens_per_sequence",
+    "padding_share",
 )
 
 

@@ -14,7 +14,7 @@ from planner.perf.workloads import RECOMPUTE_HELP, STACK_HELP, WORKLOADS
 from planner.ui.estimate_state import DEFAULT, MAX_GPUS, choices, from_query, to_query
 from planner.ui.messages import error_text
 from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
-from planner.ui.workload_inputs import form_workload, schedule_inputs, trainable_share_input
+from planner.ui.workload_inputs import form_workload, packing_inputs, schedule_inputs, trainable_share_input
 
 KEY = "estimate."  # session-state prefix of the page's widgets ("estimate.url": the URL they were loaded from)
 
@@ -60,6 +60,8 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
         if preset.is_transformer:
             columns[0].number_input("Sequence length (0 = preset's)", min_value=0, step=512, key=KEY + "seq_len")
         schedule_inputs(columns[1:], KEY)
+        if preset.is_transformer:
+            packing_inputs(st.columns(4), KEY)
 
 
 def render_estimate_page() -> None:

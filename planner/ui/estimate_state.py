@@ -34,6 +34,8 @@ class EstimateForm:
     evaluations: int = 0
     eval_samples: int = 0
     trainable_share: float = 0.0  # LoRA: the share of the parameters the adapters train; 0: the model's default
+    tokens_per_sequence: float = 0.0  # mean real tokens of a sample; 0: every token is real
+    packed: bool = False  # samples packed into each sequence rather than padded
 
 
 URL_KEYS: dict[str, str] = {
@@ -50,6 +52,8 @@ URL_KEYS: dict[str, str] = {
     "evaluations": "evals",
     "eval_samples": "eval_samples",
     "trainable_share": "share",
+    "tokens_per_sequence": "real_tokens",
+    "packed": "packed",
 }
 DEFAULT = EstimateForm()
 

@@ -31,7 +31,7 @@ from planner.ui.plan_state import (
     to_query,
 )
 from planner.ui.url_widgets import form_from_widgets, load_url_into_widgets, write_url
-from planner.ui.workload_inputs import schedule_inputs, trainable_share_input
+from planner.ui.workload_inputs import packing_inputs, schedule_inputs, trainable_share_input
 
 KEY = "plan."  # session-state prefix of the form's widgets ("plan.url": the URL they were last loaded from)
 # What the results table shows: cost, time and $/GPU-hour first; columns whose widths below sum to less than the main
@@ -176,6 +176,7 @@ def _inputs(allowed: dict[str, tuple[str, ...]]) -> None:
             st.number_input("Hidden size", min_value=0, step=128, key=KEY + "hidden")
             st.number_input("Attention heads", min_value=0, step=1, key=KEY + "heads")
             st.number_input("Sequence length", min_value=0, step=512, key=KEY + "seq_len")
+            packing_inputs([st, st], KEY)
         with st.expander("Batch and evaluations (0 = the preset's batch, no evaluations)"):
             schedule_inputs([st, st, st], KEY)
 

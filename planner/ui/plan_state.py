@@ -44,6 +44,8 @@ class PlanForm:
     evaluations: int = 0  # evaluation passes over the run; 0: none
     eval_samples: int = 0  # samples each evaluation pass runs forward
     trainable_share: float = 0.0  # LoRA: the share of the parameters the adapters train; 0: the model's default
+    tokens_per_sequence: float = 0.0  # mean real tokens of a sample; 0: every token is real
+    packed: bool = False  # samples packed into each sequence rather than padded
     deadline_hours: float = 0.0
     budget_usd: float = 0.0
     pricing: str = "both"
@@ -76,6 +78,8 @@ URL_KEYS: dict[str, str] = {
     "evaluations": "evals",
     "eval_samples": "eval_samples",
     "trainable_share": "share",
+    "tokens_per_sequence": "real_tokens",
+    "packed": "packed",
     "deadline_hours": "deadline_h",
     "budget_usd": "budget_usd",
     "pricing": "pricing",

@@ -40,6 +40,29 @@ def trainable_share_input(container: Any, prefix: str) -> None:
     )
 
 
+REAL_TOKENS_HELP = (
+    "Mean real tokens of one sample when fewer than the sequence length (fine-tuning on short examples). Work and "
+    "throughput count real tokens and samples. 0: every token is real."
+)
+PACKED_HELP = (
+    "Samples packed into each sequence (attention per sample) rather than each padded to the sequence length; "
+    "needs the real tokens per sample."
+)
+
+
+def packing_inputs(columns: Sequence[Any], prefix: str) -> None:
+    """The real tokens per sample and whether samples are packed, keyed ``<prefix><field>``."""
+    columns[0].number_input(
+        "Real tokens per sample (0 = all)",
+        min_value=0.0,
+        step=64.0,
+        format="%g",
+        key=prefix + "tokens_per_sequence",
+        help=REAL_TOKENS_HELP,
+    )
+    columns[1].checkbox("Packed sequences", key=prefix + "packed", help=PACKED_HELP)
+
+
 def schedule_inputs(columns: Sequence[Any], prefix: str) -> None:
     """Global batch, evaluation passes and samples per pass, one per column, keyed ``<prefix><field>``."""
     columns[0].number_input(
@@ -67,5 +90,7 @@ def form_workload(form: Any) -> Workload:
         params=getattr(form, "params_billions", 0.0) * 1e9 or None,
         # The share belongs to LoRA: kept in the form when the mode changes, read only while it is LoRA.
         trainable_share=(form.trainable_share or None) if form.mode == "lora" else None,
+        tokens_per_sequence=getattr(form, "tokens_per_sequence", 0.0) or None,
+        packed=bool(getattr(form, "packed", False)),
         **{name: getattr(form, name, 0) or None for name in optional},
     )
