@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from factories import make_commitment
 
 from planner._data import data_dir
 from planner.catalog.commitments import (
@@ -16,23 +16,6 @@ from planner.catalog.commitments import (
     read_csv,
     validate_commitments,
 )
-
-
-def make_commitment(**overrides: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "provider": "aws",
-        "instance_type": "p5.48xlarge",
-        "region": "us-east-1",
-        "commitment": "reserved-standard",
-        "term_years": 1,
-        "payment": "partial-upfront",
-        "upfront_usd": 150000.0,
-        "hourly_usd_per_hour": 20.0,
-        "price_source": "test",
-        "as_of": "2026-11-01T00:00:00+00:00",
-    }
-    row.update(overrides)
-    return row
 
 
 @pytest.mark.parametrize(

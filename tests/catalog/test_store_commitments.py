@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog.test_commitments import make_commitment
-from factories import make_offer
+from factories import make_commitment, make_offer
 
 from planner.catalog.commitments import COMMITMENT_COLUMNS, bundled_path, load_commitments, read_csv
 from planner.catalog.store import CatalogStore
