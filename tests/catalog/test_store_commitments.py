@@ -12,6 +12,7 @@ import pytest
 from factories import make_commitment, make_offer
 
 from planner.catalog.commitments import COMMITMENT_COLUMNS, bundled_path, load_commitments, read_csv
+from planner.catalog.schema import PROVIDERS
 from planner.catalog.store import CatalogStore
 from planner.errors import CatalogError
 
@@ -113,6 +114,21 @@ def test_seeding_stores_the_bundled_commitments_with_the_bundled_snapshot(store_
         seeded = len(store.snapshots())
     with CatalogStore(store_location) as store:
         assert len(store.snapshots()) == seeded  # opening again seeds nothing more
+
+
+def test_new_bundled_commitments_reseed_a_bundled_snapshot_but_never_a_live_one(store_location: str) -> None:
+    with CatalogStore(store_location) as store:
+        store.write_snapshot("aws", _offers(), source="live aws", as_of=AS_OF, commitments=[make_commitment()])
+        # As if the installed bundle's commitment prices changed since this store was seeded.
+        for provider in PROVIDERS:
+            store._db.execute(
+                "UPDATE meta SET value = 'an older bundle' WHERE key = ?", (f"seeded_commitments:{provider}",)
+            )
+        before = {info.provider: info.id for info in store.current_snapshots()}
+    with CatalogStore(store_location) as store:
+        after = {info.provider: info.id for info in store.current_snapshots()}
+        assert after["aws"] == before["aws"] and after["gcp"] > before["gcp"]
+        assert _hourly(store) == {("us-east-1", "partial-upfront"): 20.0}
 
 
 def _schema_3_store(path: Path) -> None:
