@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from planner._data import data_dir
+from planner.catalog import commitment_table
 from planner.catalog.backends import (
     POSTGRES_SCHEMES,
     Backend,
@@ -30,15 +31,7 @@ from planner.catalog.backends import (
     open_backend,
     redacted,
 )
-from planner.catalog.commitments import (
-    COMMITMENT_COLUMNS,
-    COMMITMENT_KEY,
-    Commitment,
-    bundled_rows,
-    commitments_frame,
-    read_csv,
-    validate_commitments,
-)
+from planner.catalog.commitments import Commitment, bundled_rows, commitments_frame
 from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION, Offer
 from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError
@@ -63,8 +56,6 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # a store of version 3 served by _keep_commitments.
     4: (),
 }
-# Where gpu-planner before schema 4 kept live commitment prices: one CSV per provider beside the SQLite file.
-LEGACY_COMMITMENTS_FOLDER = "commitments"
 
 
 def default_store_path() -> Path:
@@ -247,16 +238,12 @@ class CatalogStore:
         """Schema 4: each provider's current snapshot takes the commitment prices the store served before it, the live
         file a refresh wrote beside a SQLite store (``commitments/<provider>.csv``) or else the bundled rows (call
         inside the migration's transaction). The files are left where they are, for an older gpu-planner."""
-        folder = None if self.path is None else self.path.parent / LEGACY_COMMITMENTS_FOLDER
-        source = _bundled_commitments_source()
+        source = commitment_table.bundled_source()
         current = self._db.execute(
             "SELECT c.provider, c.snapshot_id, s.kind FROM current c JOIN snapshots s ON s.id = c.snapshot_id"
         ).fetchall()
         for provider, snapshot_id, kind in current:
-            legacy = None if folder is None else folder / f"{provider}.csv"
-            live = validate_commitments(read_csv(legacy)).accepted if legacy is not None and legacy.is_file() else []
-            rows = [row for row in live if row["provider"] == provider] or bundled_rows(provider)
-            self._insert_commitments(int(snapshot_id), rows)
+            commitment_table.insert(self._db, int(snapshot_id), commitment_table.served_before(self.path, provider))
             if kind == "bundled":
                 self._set_meta(_SEEDED_COMMITMENTS + provider, source)
 
@@ -299,7 +286,7 @@ class CatalogStore:
         if not manifest_path.is_file() or self.read_only:
             return []
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        commitments_source = _bundled_commitments_source()
+        commitments_source = commitment_table.bundled_source()
         results = []
         current = {info.provider: info for info in self.current_snapshots()}
         commitments: list[Commitment] | None = None
@@ -374,7 +361,7 @@ class CatalogStore:
         write without one valid commitment price keeps them all: a feed that failed never erases the prices before it.
         """
         accepted, rejected = _split(provider, rows, merge_regions)
-        fresh, bad = _split_commitments(provider, commitments)
+        fresh, bad = commitment_table.split(provider, commitments)
         self._require_writable()
         with self._transaction():
             if merge_regions is not None:
@@ -388,7 +375,7 @@ class CatalogStore:
                 ).fetchone()
                 if existing is not None and (existing[0] == "live" or existing[1] == source):
                     return None  # another process seeded it first
-            kept = self._commitments_for(provider, fresh, merge_regions)
+            kept = commitment_table.for_new_snapshot(self._db, provider, fresh, merge_regions)
             info = self._insert(
                 provider, accepted, len(rejected), kind=kind, source=source, as_of=as_of, commitments=kept
             )
@@ -398,7 +385,7 @@ class CatalogStore:
         """Validate every snapshot, then make them all current in one transaction: all or none (a pulled catalog of
         several providers is never half swapped in). A provider without one valid row is a ``CatalogError``."""
         split = [_split(new.provider, new.rows, None) for new in snapshots]
-        prices = [_split_commitments(new.provider, new.commitments) for new in snapshots]
+        prices = [commitment_table.split(new.provider, new.commitments) for new in snapshots]
         self._require_writable()
         with self._transaction():
             infos = [
@@ -409,7 +396,7 @@ class CatalogStore:
                     kind=new.kind,
                     source=new.source,
                     as_of=new.as_of,
-                    commitments=self._commitments_for(new.provider, fresh, None),
+                    commitments=commitment_table.for_new_snapshot(self._db, new.provider, fresh, None),
                 )
                 for new, (accepted, rejected), (fresh, _) in zip(snapshots, split, prices, strict=True)
             ]
@@ -441,48 +428,13 @@ class CatalogStore:
             f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
             ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
         )
-        self._insert_commitments(snapshot_id, commitments)
+        commitment_table.insert(self._db, snapshot_id, commitments)
         self._db.execute(
             "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
             " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
             (provider, snapshot_id),
         )
         return SnapshotInfo(snapshot_id, provider, kind, source, as_of, created_at, len(accepted), rejected_count)
-
-    def _insert_commitments(self, snapshot_id: int, rows: Sequence[Commitment]) -> None:
-        placeholders = ", ".join("?" for _ in range(len(COMMITMENT_COLUMNS) + 1))
-        self._db.executemany(
-            f"INSERT INTO commitments (snapshot_id, {', '.join(COMMITMENT_COLUMNS)}) VALUES ({placeholders})",
-            ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COMMITMENT_COLUMNS)] for row in rows),
-        )
-
-    def _commitments_for(
-        self, provider: str, fresh: list[Commitment] | None, renewed: Collection[str] | None
-    ) -> list[Commitment]:
-        """The commitment prices a new snapshot of ``provider`` holds (call inside a transaction): ``fresh`` as
-        they are for a whole catalog (``renewed`` None); else the current ones outside ``renewed`` and ``fresh``,
-        or all the current ones when ``fresh`` is None or empty."""
-        if fresh is not None and renewed is None:
-            return fresh
-        previous = [
-            cast(Commitment, dict(zip(COMMITMENT_COLUMNS, row, strict=True)))  # stored rows were validated
-            for row in self._commitment_rows("c.provider = ?", [provider])
-        ]
-        if not fresh:
-            return previous
-        regions = set(renewed or ())
-        return validate_commitments([*(row for row in previous if row["region"] not in regions), *fresh]).accepted
-
-    def _commitment_rows(self, where: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """Stored commitment rows of current snapshots (``c``) or of any (``m.snapshot_id``), in key order."""
-        order = ", ".join("m." + name for name in COMMITMENT_KEY)
-        return list(
-            self._db.execute(
-                f"SELECT {', '.join('m.' + n for n in COMMITMENT_COLUMNS)} FROM commitments m"
-                f" LEFT JOIN current c ON c.snapshot_id = m.snapshot_id WHERE {where} ORDER BY {order}",
-                params,
-            ).fetchall()
-        )
 
     def _carried_rows(self, provider: str, renewed: set[str]) -> list[Offer]:
         """The provider's current rows outside ``renewed``, flagged carried_over (call inside a transaction)."""
@@ -533,16 +485,16 @@ class CatalogStore:
 
     def snapshot_commitments(self, snapshot_id: int) -> list[tuple[Any, ...]]:
         """The commitment prices of one snapshot, as stored, in ``COMMITMENT_COLUMNS`` order (key order)."""
-        return self._commitment_rows("m.snapshot_id = ?", [snapshot_id])
+        return commitment_table.stored(self._db, "m.snapshot_id = ?", [snapshot_id])
 
     def read_commitments(self, snapshot_ids: Sequence[int] | None = None) -> pd.DataFrame:
         """The commitment prices of every provider's current snapshot, or of the given snapshots (current or not:
         a report pinned to them reads the same prices after any later refresh), in key order."""
         if snapshot_ids is None:
-            return commitments_frame(self._commitment_rows("c.provider IS NOT NULL", []))
+            return commitments_frame(commitment_table.stored(self._db, "c.provider IS NOT NULL", []))
         ids = sorted({int(i) for i in snapshot_ids})
         marks = ", ".join("?" for _ in ids)
-        return commitments_frame(self._commitment_rows(f"m.snapshot_id IN ({marks})", ids) if ids else [])
+        return commitments_frame(commitment_table.stored(self._db, f"m.snapshot_id IN ({marks})", ids) if ids else [])
 
     def snapshot_infos(self, snapshot_ids: Sequence[int]) -> list[SnapshotInfo]:
         """The snapshots of ``snapshot_ids`` that exist, in id order (an id no snapshot has is left out)."""
@@ -648,36 +600,6 @@ def _split(
         reasons = "; ".join(str(r) for r in rejected[:3]) or "no rows"
         raise CatalogError(f"{provider}: refresh produced no valid offering ({reasons}); kept the previous catalog")
     return accepted, rejected
-
-
-def _split_commitments(
-    provider: str, rows: Iterable[Mapping[str, Any]] | None
-) -> tuple[list[Commitment] | None, list[Rejected]]:
-    """The commitment prices a snapshot of ``provider`` keeps and those it turns away (invalid, or another
-    provider's); None when none were given."""
-    if rows is None:
-        return None, []
-    report = validate_commitments(rows)
-    theirs = [row for row in report.accepted if row["provider"] != provider]
-    rejected = report.rejected + [
-        Rejected(
-            row["provider"],
-            row["instance_type"],
-            row["region"],
-            "",
-            f"commitment of {row['provider']!r} in a {provider} snapshot",
-        )
-        for row in theirs
-    ]
-    return [row for row in report.accepted if row["provider"] == provider], rejected
-
-
-def _bundled_commitments_source() -> str:
-    """The bundled commitment prices' source in the manifest (it changes with them), empty without them."""
-    from planner.catalog.commitments import manifest_entry
-
-    manifest = data_dir() / "catalog" / "manifest.json"
-    return str(manifest_entry().get("source", "")) if manifest.is_file() else ""
 
 
 def _view(frame: pd.DataFrame) -> pd.DataFrame:

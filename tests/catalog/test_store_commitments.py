@@ -86,7 +86,7 @@ def test_a_failed_write_keeps_the_previous_commitments(store_location: str, monk
         def interrupted(*args: object) -> None:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(store, "_insert_commitments", interrupted)
+        monkeypatch.setattr("planner.catalog.commitment_table.insert", interrupted)
         with pytest.raises(KeyboardInterrupt):
             store.write_snapshot(
                 "aws", _offers(), source="t3", as_of=AS_OF, commitments=[make_commitment(hourly_usd_per_hour=2.0)]
