@@ -615,7 +615,7 @@ def rank(
     frame, asked_request = pinned.frame, request
     if request.pricing in COMMITTED_PRICINGS:
         # Committed prices replace list prices; the engine ranks them as it ranks on-demand ones.
-        frame, request = _committed(frame, request, store), replace(request, pricing="on-demand")
+        frame, request = _committed(frame, request, store, pinned.snapshots), replace(request, pricing="on-demand")
     selection = select_offers(
         frame,
         OfferFilter(
@@ -687,27 +687,17 @@ def _owned_assumptions(offers: pd.DataFrame) -> list[str]:
     return assumption_lines([server for server in read_servers() if server.name in names])
 
 
-def commitment_store_path(store: CatalogStore | Path | str | None) -> Path | None:
-    """The SQLite file beside which live commitment prices are kept (None for a PostgreSQL store)."""
-    import os
-
-    from planner.catalog.backends import POSTGRES_SCHEMES
-    from planner.catalog.store import DATABASE_URL_ENV, default_store_path
-
-    if isinstance(store, CatalogStore):
-        return store.path
-    location = store if store is not None else os.environ.get(DATABASE_URL_ENV) or default_store_path()
-    return None if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES) else Path(location)
-
-
-def _committed(frame: pd.DataFrame, request: RankRequest, store: CatalogStore | Path | str | None) -> pd.DataFrame:
-    """The catalog priced at each offering's cheapest commitment of the request's term (planner.cost.commitment)."""
+def _committed(
+    frame: pd.DataFrame, request: RankRequest, store: CatalogStore | Path | str | None, snapshots: list[SnapshotInfo]
+) -> pd.DataFrame:
+    """The catalog priced at each offering's cheapest commitment of the request's term (planner.cost.commitment),
+    the commitment prices those of the snapshots the offerings were read from (the current ones for a given
+    catalog)."""
     from planner.catalog.commitments import load_commitments
     from planner.cost.commitment import committed_catalog, term_of
 
-    return committed_catalog(
-        frame, load_commitments(commitment_store_path(store)), term_of(request.pricing), request.utilisation
-    )
+    commitments = load_commitments(store, snapshot=[info.id for info in snapshots] or None)
+    return committed_catalog(frame, commitments, term_of(request.pricing), request.utilisation)
 
 
 def _as_committed(result: RankResult, asked: RankRequest) -> RankResult:
@@ -877,12 +867,11 @@ def commitment_prices(
     instance_type: str | Sequence[str] | None = None,
     store: CatalogStore | Path | str | None = None,
 ) -> pd.DataFrame:
-    """Every commitment price (bundled, or the last live refresh's), with what an hour of the term costs
-    (``committed_usd_per_hour``: upfront fee spread over the term), per used hour (``price_usd_per_hour``) at
-    ``utilisation`` (default
-    planner.cost.commitment.DEFAULT_UTILISATION), the offering's GPU and on-demand price and the break-even
-    utilisation above which the commitment beats it. ``term``: 1y or 3y (both when None). With ``gpu`` (any
-    spelling), only offerings of the catalog with that GPU."""
+    """Every commitment price of the store's current catalog (bundled, or the last live refresh's), with what an hour
+    of the term costs (``committed_usd_per_hour``: upfront fee spread over the term), per used hour
+    (``price_usd_per_hour``) at ``utilisation`` (default planner.cost.commitment.DEFAULT_UTILISATION), the
+    offering's GPU and on-demand price and the break-even utilisation above which the commitment beats it.
+    ``term``: 1y or 3y (both when None). With ``gpu`` (any spelling), only offerings of the catalog with that GPU."""
     from planner.catalog.commitments import load_commitments
     from planner.cost.commitment import (
         DEFAULT_UTILISATION,
@@ -894,7 +883,7 @@ def commitment_prices(
     )
 
     u = utilisation_value(DEFAULT_UTILISATION if utilisation is None else utilisation)
-    frame = load_commitments(commitment_store_path(store))
+    frame = load_commitments(store)
     if term is not None:
         frame = frame[frame["term_years"] == term_years(term)]
     for column, names in (("provider", provider), ("region", region), ("instance_type", instance_type)):
@@ -952,7 +941,6 @@ def plan(
     runs = checks.number("runs_per_month", runs_per_month)
     if "pricing" in options:
         raise InputError("is not an argument of plan, which weighs every pricing", field="pricing")
-    best = best_commitments(load_commitments(commitment_store_path(store)), years)
     ranked = rank(
         workload,
         provider=provider,
@@ -964,6 +952,9 @@ def plan(
         pricing="both",
         **options,
     )
+    # The commitment prices of the snapshots the ranking read (pinned by snapshot= or as_of= among the options).
+    pins = [int(s["snapshot_id"]) for s in ranked.snapshots] or None
+    best = best_commitments(load_commitments(store, snapshot=pins), years)
     return commitment_plan(ranked.table, best, runs, u, spot=bool(spot))
 
 

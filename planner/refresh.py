@@ -401,42 +401,30 @@ def _store_fetched(
     try:
         # merge_regions: the store re-reads the other regions inside its write lock, so a concurrent refresh of
         # other regions of this provider is not written back over.
+        # The commitment prices go in the same transaction: they follow the snapshot, and a failed write keeps both.
         written = store.write_snapshot(
-            name, snapshot, source=provider.source, as_of=as_of, kind="live", merge_regions=refreshed
+            name,
+            snapshot,
+            source=provider.source,
+            as_of=as_of,
+            kind="live",
+            merge_regions=refreshed,
+            commitments=result.commitments,
         )
     except CatalogError as exc:
         return _replace(base, error=str(exc), rejected=tuple(rejected))
     if written is None:  # only with only_if_stale, which a live refresh does not use
         return _replace(base, error=f"{name}: the store did not take the snapshot")
-    committed, bad_commitments = _store_commitments(store, name, result, refreshed)
-    if committed:
-        base = _replace(base, notes=(*base.notes, f"{name}: {committed} commitment prices stored"))
+    if written.commitments:
+        base = _replace(base, notes=(*base.notes, f"{name}: {written.commitments} commitment prices stored"))
     return _replace(
         base,
         rows_written=len(checked.accepted),
         carried_over=written.snapshot.row_count - len(checked.accepted),
-        rejected=tuple(rejected + written.rejected + bad_commitments),
+        rejected=tuple(rejected + written.rejected),
         snapshot_id=written.snapshot.id,
         seconds=time.monotonic() - started,
     )
-
-
-def _store_commitments(
-    store: CatalogStore, name: str, result: FetchResult, refreshed: set[str]
-) -> tuple[int, list[Rejected]]:
-    """The refresh's commitment prices beside the store (planner.catalog.commitments); a failure to write them is a
-    rejected entry, never a failed refresh of the offerings already stored."""
-    from planner.catalog.commitments import store_fetched
-
-    if not result.commitments:
-        return 0, []
-    if store.path is None:
-        why = "commitment prices not stored: they are kept beside a local SQLite store, not in PostgreSQL"
-        return 0, [Rejected(name, "commitments", "-", "", why)]
-    try:
-        return store_fetched(store.path, name, result.commitments, refreshed)
-    except OSError as exc:
-        return 0, [Rejected(name, "commitments", "-", "", f"commitment prices not stored: {exc}")]
 
 
 def _regions_without_prices(rows: Sequence[RawOffer], previous: Sequence[Offer]) -> list[RegionFailure]:

@@ -53,3 +53,21 @@ def data_rows(name: str) -> list[dict[str, str]]:
     """The rows of a bundled ``data/`` CSV file, as the planner's own loaders read them."""
     with (data_dir() / name).open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def make_commitment(**overrides: Any) -> dict[str, Any]:
+    """A valid commitment price (planner.catalog.commitments columns): an AWS reserved instance; override any."""
+    row: dict[str, Any] = {
+        "provider": "aws",
+        "instance_type": "p5.48xlarge",
+        "region": "us-east-1",
+        "commitment": "reserved-standard",
+        "term_years": 1,
+        "payment": "partial-upfront",
+        "upfront_usd": 150000.0,
+        "hourly_usd_per_hour": 20.0,
+        "price_source": "test",
+        "as_of": "2026-11-01T00:00:00+00:00",
+    }
+    row.update(overrides)
+    return row

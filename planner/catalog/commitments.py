@@ -6,9 +6,11 @@ the fee paid up front and the rate paid per hour of the term, with its source an
 from the offerings (``planner.catalog.schema``): an offering has one on-demand and one spot price, but a dozen
 commitment prices, and most offerings have none.
 
-Bundled rows are ``data/catalog/commitments.csv`` (recorded in ``manifest.json`` under ``commitments``); a live
-refresh writes each provider's rows to ``commitments/<provider>.csv`` beside the catalog store, and those replace
-the bundled rows of that provider. A failed or empty refresh leaves the file it would have replaced as it was.
+Bundled rows are ``data/catalog/commitments.csv`` (recorded in ``manifest.json`` under ``commitments``); they seed
+the store with each provider's bundled snapshot. The catalog store keeps them in its ``commitments`` table, by
+snapshot like the offerings: a live refresh stores its provider's rows with its offerings in one transaction, so they
+follow the provider's current snapshot, keep their history and can be pinned; a refresh that read none keeps the
+previous ones (``planner.catalog.store``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -28,7 +28,11 @@ from planner.catalog.schema import PROVIDERS
 from planner.catalog.validate import Rejected
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import pandas as pd
+
+    from planner.catalog.store import CatalogStore
 
 # Every kind of commitment the catalog holds, by provider (the words a user sees in price_basis and tables).
 COMMITMENT_KINDS: dict[str, tuple[str, ...]] = {
@@ -59,6 +63,12 @@ class Commitment(TypedDict):
 
 COMMITMENT_COLUMNS: tuple[str, ...] = tuple(Commitment.__annotations__)
 COMMITMENT_KEY: tuple[str, ...] = ("provider", "instance_type", "region", "commitment", "term_years", "payment")
+# How the store keeps each column that is not text (planner.catalog.backends makes the table from it).
+COMMITMENT_KINDS_STORED: dict[str, str] = {
+    "term_years": "integer",
+    "upfront_usd": "real",
+    "hourly_usd_per_hour": "real",
+}
 
 
 @dataclass(frozen=True)
@@ -158,62 +168,37 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def live_folder(store_path: Path | None) -> Path | None:
-    """Where a live refresh keeps commitment prices for the SQLite store at ``store_path`` (None: no local store)."""
-    return None if store_path is None else store_path.parent / "commitments"
+def bundled_rows(provider: str | None = None) -> list[Commitment]:
+    """The bundled commitment prices (of ``provider`` when given), validated; none when the bundle has no table."""
+    path = bundled_path()
+    rows = validate_commitments(read_csv(path)).accepted if path.is_file() else []
+    return [row for row in rows if provider is None or row["provider"] == provider]
 
 
-def write_live(folder: Path, provider: str, rows: list[Commitment]) -> Path:
-    """Replace ``provider``'s live commitment file atomically (a temporary file renamed over it); never empty."""
-    if not rows:
-        raise ValueError("an empty refresh never replaces commitment prices")
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{provider}.csv"
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{provider}.", suffix=".csv")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            writer = csv.DictWriter(out, fieldnames=COMMITMENT_COLUMNS, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
-
-
-def load_commitments(store_path: Path | None = None) -> pd.DataFrame:
-    """Every commitment price: the bundled rows, with each provider's replaced by its live file where one exists."""
+def commitments_frame(rows: Iterable[tuple[Any, ...]]) -> pd.DataFrame:
+    """Stored commitment rows (``COMMITMENT_COLUMNS`` order) as a DataFrame with the columns' dtypes."""
     import pandas as pd
 
-    bundled = bundled_path()
-    rows = validate_commitments(read_csv(bundled)).accepted if bundled.is_file() else []
-    folder = live_folder(store_path)
-    if folder is not None and folder.is_dir():
-        for path in sorted(folder.glob("*.csv")):
-            live = validate_commitments(read_csv(path)).accepted
-            if live and path.stem in PROVIDERS:
-                rows = [row for row in rows if row["provider"] != path.stem] + live
-    frame = pd.DataFrame(rows, columns=list(COMMITMENT_COLUMNS))
+    frame = pd.DataFrame.from_records(list(rows), columns=list(COMMITMENT_COLUMNS))
     return frame.astype({"term_years": "int64", "upfront_usd": "float64", "hourly_usd_per_hour": "float64"})
 
 
-def store_fetched(
-    store_path: Path | None, provider: str, fetched: Iterable[Mapping[str, Any]], refreshed_regions: Iterable[str]
-) -> tuple[int, list[Rejected]]:
-    """Validate a refresh's commitment prices and make them ``provider``'s live ones; how many were stored and the
-    rows rejected. Regions the refresh did not renew keep their previous rows; nothing is written when no fetched
-    row is valid (a failed or empty read never erases the prices before it), nor without a local store."""
-    report = validate_commitments(fetched)
-    folder = live_folder(store_path)
-    if not report.accepted or folder is None:
-        return 0, report.rejected
-    renewed = set(refreshed_regions)
-    previous = load_commitments(store_path)
-    kept = [
-        Commitment(**record)  # type: ignore[typeddict-item]
-        for record in previous[previous["provider"] == provider].to_dict("records")
-        if record["region"] not in renewed
-    ]
-    write_live(folder, provider, validate_commitments([*kept, *report.accepted]).accepted)
-    return len(report.accepted), report.rejected
+def load_commitments(
+    store: CatalogStore | Path | str | None = None,
+    *,
+    snapshot: int | str | Sequence[int | str] | None = None,
+    as_of: str | datetime | None = None,
+) -> pd.DataFrame:
+    """Every commitment price of the store's current snapshots (bundled, or each provider's last live refresh), or
+    of the snapshots pinned by ``snapshot`` ids or current at ``as_of`` (planner.catalog.pins). ``store``: a
+    CatalogStore, a SQLite file or a ``postgresql://`` URL; by default the one the offerings are read from."""
+    from planner.catalog.pins import pinned_snapshots
+    from planner.catalog.store import CatalogStore
+
+    opened = store if isinstance(store, CatalogStore) else CatalogStore(store)
+    try:
+        pinned = pinned_snapshots(opened, snapshot, as_of)
+        return opened.read_commitments(None if pinned is None else [info.id for info in pinned[0]])
+    finally:
+        if opened is not store:
+            opened.close()

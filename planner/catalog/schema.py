@@ -14,7 +14,9 @@ from typing import TypedDict
 # 2 added available_now and available_checked_at; rows stored under version 1 read as available_now
 # "unknown" with no check time (the store migrates them in place, see store.py).
 # 3 added spot_as_of; rows stored before it read as missing: their spot price is of their as_of.
-SCHEMA_VERSION = 3
+# 4 added the commitments table (planner.catalog.commitments): each provider's current snapshot takes the
+# commitment prices served before (the live CSV beside a SQLite store, else the bundled rows).
+SCHEMA_VERSION = 4
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "paperspace")
 AVAILABILITY = ("on-demand", "spot-only", "reservation-only")

@@ -1,9 +1,10 @@
 """A catalog snapshot as files, to share one catalog between machines (issue 38).
 
-``export_snapshot`` writes each provider's current offerings as ``<provider>.csv`` (the schema's columns) and a
-``manifest.json`` in the bundled catalog's layout, plus each file's row count and SHA-256. ``pull_snapshot`` reads
-such a folder or URL, checks every sum and count, validates every row as a refresh does, and makes all providers
-current in one transaction: a reader sees the old catalog or the pulled one, and a failed pull changes nothing.
+``export_snapshot`` writes each provider's current offerings as ``<provider>.csv`` (the schema's columns), its
+commitment prices as ``<provider>.commitments.csv`` and a ``manifest.json`` in the bundled catalog's layout, plus each
+file's row count and SHA-256. ``pull_snapshot`` reads such a folder or URL, checks every sum and count, validates
+every row as a refresh does, and makes all providers current in one transaction: a reader sees the old catalog or the
+pulled one, and a failed pull changes nothing. An export without commitment files (schema 3) keeps the current ones.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from planner.catalog.commitments import COMMITMENT_COLUMNS
 from planner.catalog.schema import COLUMN_NAMES, SCHEMA_VERSION
 from planner.catalog.store import CatalogStore, NewSnapshot, WriteResult
 from planner.errors import CatalogError
@@ -44,6 +46,10 @@ def export_snapshot(store: CatalogStore, folder: Path) -> dict[str, Any]:
         data = _csv_bytes(rows)
         name = f"{info.provider}.csv"
         _write_atomic(folder / name, data)
+        prices = store.snapshot_commitments(info.id)
+        prices_data = _csv_bytes(prices, COMMITMENT_COLUMNS)
+        prices_name = f"{info.provider}.commitments.csv"
+        _write_atomic(folder / prices_name, prices_data)
         providers[info.provider] = {
             "file": name,
             "source": info.source,
@@ -51,6 +57,11 @@ def export_snapshot(store: CatalogStore, folder: Path) -> dict[str, Any]:
             "kind": info.kind,
             "rows": len(rows),
             "sha256": hashlib.sha256(data).hexdigest(),
+            "commitments": {
+                "file": prices_name,
+                "rows": len(prices),
+                "sha256": hashlib.sha256(prices_data).hexdigest(),
+            },
         }
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -67,22 +78,9 @@ def pull_snapshot(store: CatalogStore, source: str) -> list[WriteResult]:
     manifest = _manifest(read(MANIFEST), source)
     snapshots = []
     for provider, entry in manifest["providers"].items():
-        name = _field(entry, "file", str, provider)
-        if not _FILE_NAME.fullmatch(name):
-            raise CatalogError(f"{source}: manifest providers.{provider}.file {name!r} is not a file name")
-        data = read(name)
-        digest = hashlib.sha256(data).hexdigest()
-        expected = _field(entry, "sha256", str, provider)
-        if digest != expected.lower():
-            raise CatalogError(
-                f"{source}: {name} has SHA-256 {digest[:16]}..., the manifest says {expected[:16]}...; nothing pulled"
-            )
-        try:
-            rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
-        except (UnicodeDecodeError, csv.Error) as exc:
-            raise CatalogError(f"{source}: {name} is not a UTF-8 CSV file ({exc}); nothing pulled") from None
-        if len(rows) != _field(entry, "rows", int, provider):
-            raise CatalogError(f"{source}: {name} has {len(rows)} rows, the manifest says {entry['rows']}")
+        rows = _checked_rows(read, source, entry, provider)
+        prices = entry.get("commitments") if isinstance(entry, dict) else None
+        commitments = None if prices is None else _checked_rows(read, source, prices, f"{provider}.commitments")
         kind = _field(entry, "kind", str, provider)
         if kind not in ("bundled", "live"):
             raise CatalogError(f"{source}: manifest providers.{provider}.kind must be bundled or live, got {kind!r}")
@@ -93,11 +91,34 @@ def pull_snapshot(store: CatalogStore, source: str) -> list[WriteResult]:
                 source=f"{_field(entry, 'source', str, provider)} (pulled from {source})",
                 as_of=_field(entry, "as_of", str, provider),
                 kind=kind,
+                commitments=commitments,
             )
         )
     if not snapshots:
         raise CatalogError(f"{source}: the manifest lists no provider; nothing pulled")
     return store.write_snapshots(snapshots)
+
+
+def _checked_rows(read: Callable[[str], bytes], source: str, entry: Any, where: str) -> list[dict[str, str]]:
+    """The rows of the file a manifest entry names (``where``: its place under ``providers``), its sum and count
+    checked."""
+    name = _field(entry, "file", str, where)
+    if not _FILE_NAME.fullmatch(name):
+        raise CatalogError(f"{source}: manifest providers.{where}.file {name!r} is not a file name")
+    data = read(name)
+    digest = hashlib.sha256(data).hexdigest()
+    expected = _field(entry, "sha256", str, where)
+    if digest != expected.lower():
+        raise CatalogError(
+            f"{source}: {name} has SHA-256 {digest[:16]}..., the manifest says {expected[:16]}...; nothing pulled"
+        )
+    try:
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise CatalogError(f"{source}: {name} is not a UTF-8 CSV file ({exc}); nothing pulled") from None
+    if len(rows) != _field(entry, "rows", int, where):
+        raise CatalogError(f"{source}: {name} has {len(rows)} rows, the manifest says {entry['rows']}")
+    return rows
 
 
 def _manifest(data: bytes, source: str) -> dict[str, Any]:
@@ -159,11 +180,11 @@ def _download(url: str) -> bytes:
         raise CatalogError(f"{url}: {reason}; nothing pulled") from None
 
 
-def _csv_bytes(rows: list[tuple[Any, ...]]) -> bytes:
-    """The rows as CSV with the schema's header; a missing value is an empty field, as in the bundled files."""
+def _csv_bytes(rows: list[tuple[Any, ...]], columns: tuple[str, ...] = COLUMN_NAMES) -> bytes:
+    """The rows as CSV with the ``columns`` header; a missing value is an empty field, as in the bundled files."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMN_NAMES)
+    writer.writerow(columns)
     writer.writerows(["" if value is None else value for value in row] for row in rows)
     return out.getvalue().encode("utf-8")
 

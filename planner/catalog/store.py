@@ -2,7 +2,8 @@
 default) or a PostgreSQL database (``GPUPLAN_DATABASE_URL``), the differences kept in backends.py.
 
 A refresh writes its snapshot and switches ``current`` for its provider in one transaction, so a reader
-never sees a half-written catalog and a failed or killed refresh leaves the previous snapshot current.
+never sees a half-written catalog and a failed or killed refresh leaves the previous snapshot current. A snapshot
+holds its provider's offerings and commitment prices (planner.catalog.commitments) alike.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from planner._data import data_dir
+from planner.catalog import commitment_table
 from planner.catalog.backends import (
     POSTGRES_SCHEMES,
     Backend,
     SqliteBackend,
+    commitments_ddl,
     database_errors,
     open_backend,
     redacted,
 )
+from planner.catalog.commitments import Commitment, bundled_rows, commitments_frame
 from planner.catalog.schema import COLUMN_NAMES, COLUMNS, PROVIDERS, SCHEMA_VERSION, Offer
 from planner.catalog.validate import Rejected, ValidationReport, validate_rows
 from planner.errors import CatalogError
@@ -48,6 +52,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     # Version 3: the spot price's own date; offerings stored before it read as missing (spot price of as_of).
     3: ("ALTER TABLE offerings ADD COLUMN spot_as_of TEXT",),
+    # Version 4: the commitments table, in the back end's dialect (backends.commitments_ddl), filled with the prices
+    # a store of version 3 served by _keep_commitments.
+    4: (),
 }
 
 
@@ -91,6 +98,8 @@ class NewSnapshot:
     source: str
     as_of: str
     kind: str = "live"
+    # Its commitment prices; None keeps the provider's current ones.
+    commitments: Iterable[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,12 +107,16 @@ class WriteResult:
     """What a snapshot write stored and what it turned away."""
 
     snapshot: SnapshotInfo
-    rejected: list[Rejected]
+    rejected: list[Rejected]  # the offerings' and then the commitment prices'
+    commitments: int = 0  # the fresh commitment prices stored (those carried over from before not counted)
 
 
 # The typed current frame of the last few stores this process read, by store, with the change mark it was read at.
 _FRAMES: dict[str, tuple[tuple[Any, ...], pd.DataFrame]] = {}
 _FRAMES_KEPT = 4
+
+# The meta key, per provider, naming the bundled commitment prices its bundled snapshot was seeded with.
+_SEEDED_COMMITMENTS = "seeded_commitments:"
 
 _SNAPSHOT_FIELDS = "id, provider, kind, source, as_of, created_at, row_count, rejected_count"
 
@@ -215,7 +228,34 @@ class CatalogStore:
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[target]:
                     self._db.execute(statement)
+                if target == 4:
+                    for statement in commitments_ddl(self._db.real_type):
+                        self._db.execute(statement)
+                    self._keep_commitments()
             self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+    def _keep_commitments(self) -> None:
+        """Schema 4: each provider's current snapshot takes the commitment prices the store served before it, the live
+        file a refresh wrote beside a SQLite store (``commitments/<provider>.csv``) or else the bundled rows (call
+        inside the migration's transaction). The files are left where they are, for an older gpu-planner."""
+        source = commitment_table.bundled_source()
+        current = self._db.execute(
+            "SELECT c.provider, c.snapshot_id, s.kind FROM current c JOIN snapshots s ON s.id = c.snapshot_id"
+        ).fetchall()
+        for provider, snapshot_id, kind in current:
+            commitment_table.insert(self._db, int(snapshot_id), commitment_table.served_before(self.path, provider))
+            if kind == "bundled":
+                self._set_meta(_SEEDED_COMMITMENTS + provider, source)
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     def _require_writable(self) -> None:
         if self.write_error:
@@ -234,14 +274,11 @@ class CatalogStore:
         """One writer at a time; every write also renews the change mark that readers' cached frames are keyed on."""
         with self._db.transaction():
             yield
-            self._db.execute(
-                "INSERT INTO meta (key, value) VALUES ('changed', ?)"
-                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (uuid.uuid4().hex,),
-            )
+            self._set_meta("changed", uuid.uuid4().hex)
 
     def seed_bundled(self) -> list[WriteResult]:
-        """Load the bundled snapshot for every provider that has no current snapshot or an older bundled one.
+        """Load the bundled snapshot, with its bundled commitment prices, for every provider that has no current
+        snapshot or an older bundled one (older offerings or older commitment prices).
 
         A live snapshot is never replaced by the bundled one.
         """
@@ -249,19 +286,48 @@ class CatalogStore:
         if not manifest_path.is_file() or self.read_only:
             return []
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        commitments_source = commitment_table.bundled_source()
         results = []
         current = {info.provider: info for info in self.current_snapshots()}
+        commitments: list[Commitment] | None = None
         for provider, entry in manifest["providers"].items():
             info = current.get(provider)
-            if info is not None and (info.kind == "live" or info.source == entry["source"]):
+            if info is not None and self._seeded(provider, info.kind, info.source, entry["source"], commitments_source):
                 continue
             rows = _read_bundled_rows(data_dir() / "catalog" / entry["file"])
-            result = self.write_snapshot(
-                provider, rows, source=entry["source"], as_of=entry["as_of"], kind="bundled", only_if_stale=True
-            )
-            if result is not None:
-                results.append(result)
+            commitments = bundled_rows() if commitments is None else commitments
+            accepted, rejected = _split(provider, rows, None)
+            self._require_writable()
+            with self._transaction():
+                existing = self._db.execute(
+                    "SELECT s.kind, s.source FROM current c JOIN snapshots s ON s.id = c.snapshot_id"
+                    " WHERE c.provider = ?",
+                    (provider,),
+                ).fetchone()
+                if existing is not None and self._seeded(
+                    provider, existing[0], existing[1], entry["source"], commitments_source
+                ):
+                    continue  # another process seeded it first
+                own = [row for row in commitments if row["provider"] == provider]
+                snapshot = self._insert(
+                    provider,
+                    accepted,
+                    len(rejected),
+                    kind="bundled",
+                    source=entry["source"],
+                    as_of=entry["as_of"],
+                    commitments=own,
+                )
+                self._set_meta(_SEEDED_COMMITMENTS + provider, commitments_source)
+            results.append(WriteResult(snapshot, rejected, len(own)))
         return results
+
+    def _seeded(self, provider: str, kind: str, source: str, bundled_source: str, commitments_source: str) -> bool:
+        """Whether a current snapshot of ``kind`` and ``source`` needs no seeding: a live one, or the bundled one of
+        this bundle with this bundle's commitment prices."""
+        if kind == "live":
+            return True
+        return source == bundled_source and self._meta(_SEEDED_COMMITMENTS + provider) == commitments_source
 
     # -- writing --------------------------------------------------------------------------------
     def write_snapshot(
@@ -274,6 +340,7 @@ class CatalogStore:
         kind: str = "live",
         only_if_stale: bool = False,
         merge_regions: Collection[str] | None = None,
+        commitments: Iterable[Mapping[str, Any]] | None = None,
     ) -> WriteResult | None:
         """Validate ``rows`` and store them as the provider's new current snapshot, atomically.
 
@@ -288,8 +355,13 @@ class CatalogStore:
         ``carried_over``), whatever ``rows`` holds for them. Writers of one store are serialised (``BEGIN
         IMMEDIATE`` in SQLite, an advisory lock in PostgreSQL), so two refreshes of one provider for different
         regions both keep their update instead of the later one writing back the earlier one's stale copy.
+
+        ``commitments``: the snapshot's commitment prices, validated here (a bad row is rejected, the others kept).
+        None keeps the provider's current ones. With ``merge_regions`` the regions not renewed keep theirs, and a
+        write without one valid commitment price keeps them all: a feed that failed never erases the prices before it.
         """
         accepted, rejected = _split(provider, rows, merge_regions)
+        fresh, bad = commitment_table.split(provider, commitments)
         self._require_writable()
         with self._transaction():
             if merge_regions is not None:
@@ -303,23 +375,46 @@ class CatalogStore:
                 ).fetchone()
                 if existing is not None and (existing[0] == "live" or existing[1] == source):
                     return None  # another process seeded it first
-            info = self._insert(provider, accepted, len(rejected), kind=kind, source=source, as_of=as_of)
-        return WriteResult(snapshot=info, rejected=rejected)
+            kept = commitment_table.for_new_snapshot(self._db, provider, fresh, merge_regions)
+            info = self._insert(
+                provider, accepted, len(rejected), kind=kind, source=source, as_of=as_of, commitments=kept
+            )
+        return WriteResult(snapshot=info, rejected=rejected + bad, commitments=len(fresh or []))
 
     def write_snapshots(self, snapshots: Sequence[NewSnapshot]) -> list[WriteResult]:
         """Validate every snapshot, then make them all current in one transaction: all or none (a pulled catalog of
         several providers is never half swapped in). A provider without one valid row is a ``CatalogError``."""
         split = [_split(new.provider, new.rows, None) for new in snapshots]
+        prices = [commitment_table.split(new.provider, new.commitments) for new in snapshots]
         self._require_writable()
         with self._transaction():
             infos = [
-                self._insert(new.provider, accepted, len(rejected), kind=new.kind, source=new.source, as_of=new.as_of)
-                for new, (accepted, rejected) in zip(snapshots, split, strict=True)
+                self._insert(
+                    new.provider,
+                    accepted,
+                    len(rejected),
+                    kind=new.kind,
+                    source=new.source,
+                    as_of=new.as_of,
+                    commitments=commitment_table.for_new_snapshot(self._db, new.provider, fresh, None),
+                )
+                for new, (accepted, rejected), (fresh, _) in zip(snapshots, split, prices, strict=True)
             ]
-        return [WriteResult(info, rejected) for info, (_, rejected) in zip(infos, split, strict=True)]
+        return [
+            WriteResult(info, rejected + bad, len(fresh or []))
+            for info, (_, rejected), (fresh, bad) in zip(infos, split, prices, strict=True)
+        ]
 
     def _insert(
-        self, provider: str, accepted: list[Offer], rejected_count: int, *, kind: str, source: str, as_of: str
+        self,
+        provider: str,
+        accepted: list[Offer],
+        rejected_count: int,
+        *,
+        kind: str,
+        source: str,
+        as_of: str,
+        commitments: Sequence[Commitment] = (),
     ) -> SnapshotInfo:
         """Store ``accepted`` as a new snapshot and make it the provider's current one (call inside a transaction)."""
         created_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -333,6 +428,7 @@ class CatalogStore:
             f"INSERT INTO offerings (snapshot_id, {', '.join(COLUMN_NAMES)}) VALUES ({placeholders})",
             ([snapshot_id, *(cast(Mapping[str, Any], row)[name] for name in COLUMN_NAMES)] for row in accepted),
         )
+        commitment_table.insert(self._db, snapshot_id, commitments)
         self._db.execute(
             "INSERT INTO current (provider, snapshot_id) VALUES (?, ?)"
             " ON CONFLICT(provider) DO UPDATE SET snapshot_id = excluded.snapshot_id",
@@ -386,6 +482,19 @@ class CatalogStore:
                 (snapshot_id,),
             ).fetchall()
         )
+
+    def snapshot_commitments(self, snapshot_id: int) -> list[tuple[Any, ...]]:
+        """The commitment prices of one snapshot, as stored, in ``COMMITMENT_COLUMNS`` order (key order)."""
+        return commitment_table.stored(self._db, "m.snapshot_id = ?", [snapshot_id])
+
+    def read_commitments(self, snapshot_ids: Sequence[int] | None = None) -> pd.DataFrame:
+        """The commitment prices of every provider's current snapshot, or of the given snapshots (current or not:
+        a report pinned to them reads the same prices after any later refresh), in key order."""
+        if snapshot_ids is None:
+            return commitments_frame(commitment_table.stored(self._db, "c.provider IS NOT NULL", []))
+        ids = sorted({int(i) for i in snapshot_ids})
+        marks = ", ".join("?" for _ in ids)
+        return commitments_frame(commitment_table.stored(self._db, f"m.snapshot_id IN ({marks})", ids) if ids else [])
 
     def snapshot_infos(self, snapshot_ids: Sequence[int]) -> list[SnapshotInfo]:
         """The snapshots of ``snapshot_ids`` that exist, in id order (an id no snapshot has is left out)."""

@@ -1,13 +1,12 @@
-"""The commitment price table: validation row by row, the bundled snapshot and its manifest, live files."""
+"""The commitment price table: validation row by row, the bundled snapshot and its manifest."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from factories import make_commitment
 
 from planner._data import data_dir
 from planner.catalog.commitments import (
@@ -16,25 +15,7 @@ from planner.catalog.commitments import (
     load_commitments,
     read_csv,
     validate_commitments,
-    write_live,
 )
-
-
-def make_commitment(**overrides: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "provider": "aws",
-        "instance_type": "p5.48xlarge",
-        "region": "us-east-1",
-        "commitment": "reserved-standard",
-        "term_years": 1,
-        "payment": "partial-upfront",
-        "upfront_usd": 150000.0,
-        "hourly_usd_per_hour": 20.0,
-        "price_source": "test",
-        "as_of": "2026-11-01T00:00:00+00:00",
-    }
-    row.update(overrides)
-    return row
 
 
 @pytest.mark.parametrize(
@@ -90,38 +71,7 @@ def test_every_bundled_commitment_is_below_the_on_demand_list_price() -> None:
     assert (checked["committed_usd_per_hour"] < checked["on_demand_usd_per_hour"]).all()
 
 
-def test_a_live_file_replaces_its_providers_bundled_rows(tmp_path: Path) -> None:
-    store = tmp_path / "catalog.sqlite"
-    write_live(
-        tmp_path / "commitments",
-        "gcp",
-        validate_commitments(
-            [
-                make_commitment(
-                    provider="gcp",
-                    instance_type="a2-highgpu-1g",
-                    commitment="cud",
-                    payment="no-upfront",
-                    upfront_usd=0,
-                    hourly_usd_per_hour=2.0,
-                ),
-            ]
-        ).accepted,
-    )
-    frame = load_commitments(store)
-    gcp = frame[frame["provider"] == "gcp"]
-    assert list(gcp["hourly_usd_per_hour"]) == [2.0]
-    assert len(load_commitments(None)[lambda f: f["provider"] == "gcp"]) > 1
-
-
-def test_an_empty_refresh_never_replaces_a_live_file(tmp_path: Path) -> None:
-    folder = tmp_path / "commitments"
-    rows = validate_commitments([make_commitment()]).accepted
-    path = write_live(folder, "aws", rows)
-    before = path.read_bytes()
-    with pytest.raises(ValueError, match="empty"):
-        write_live(folder, "aws", [])
-    assert path.read_bytes() == before
-    assert [p.name for p in folder.iterdir()] == ["aws.csv"]  # no temporary file left behind
-    with path.open(encoding="utf-8", newline="") as handle:
-        assert next(csv.reader(handle)) == list(COMMITMENT_COLUMNS)
+def test_a_new_store_serves_the_bundled_rows(tmp_path: Path) -> None:
+    frame = load_commitments(tmp_path / "catalog.sqlite")
+    assert len(frame) == len(read_csv(bundled_path())) and set(frame.columns) == set(COMMITMENT_COLUMNS)
+    assert frame["hourly_usd_per_hour"].dtype == "float64" and frame["term_years"].dtype == "int64"

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from factories import make_offer
+from factories import make_commitment, make_offer
 
 from planner.api import export_catalog, pull_catalog
 from planner.catalog.store import CatalogStore
@@ -30,6 +30,10 @@ def _source_store(path: Path) -> CatalogStore:
         ],
         source="aws live",
         as_of=AS_OF,
+        commitments=[
+            make_commitment(),
+            make_commitment(payment="all-upfront", upfront_usd=300000.0, hourly_usd_per_hour=0),
+        ],
     )
     store.write_snapshot(
         "azure",
@@ -81,6 +85,44 @@ def test_pull_makes_the_exported_catalog_current_and_keeps_history(exported: Pat
         assert _sorted(store.read_current()) == expected
         assert [s.source for s in store.snapshots("aws")] == ["old", f"aws live (pulled from {exported})"]
         assert {s.as_of for s in store.current_snapshots()} == {AS_OF, "2026-11-02T00:00:00+00:00"}
+
+
+def test_commitment_prices_travel_with_their_snapshot(exported: Path, store_location: str) -> None:
+    manifest = json.loads((exported / "manifest.json").read_text())
+    assert manifest["providers"]["aws"]["commitments"]["rows"] == 2
+    assert manifest["providers"]["azure"]["commitments"]["rows"] == 0
+    with CatalogStore(exported.parent / "source.sqlite", seed=False) as source:
+        expected = source.read_commitments()
+    with CatalogStore(store_location, seed=False) as store:
+        store.write_snapshot(
+            "aws", [make_offer()], source="old", as_of=AS_OF, commitments=[make_commitment(region="eu-west-1")]
+        )
+        old = store.current_snapshots()[0].id
+        pull_catalog(exported, store=store)
+        assert store.read_commitments().equals(expected)
+        assert store.read_commitments([old])["region"].tolist() == ["eu-west-1"]  # the one before, kept
+
+
+def test_an_export_without_commitment_files_keeps_the_current_ones(exported: Path, store_location: str) -> None:
+    manifest = json.loads((exported / "manifest.json").read_text())
+    for entry in manifest["providers"].values():
+        del entry["commitments"]  # as gpu-planner exported before schema 4
+    (exported / "manifest.json").write_text(json.dumps(manifest))
+    with CatalogStore(store_location, seed=False) as store:
+        store.write_snapshot(
+            "aws", [make_offer()], source="old", as_of=AS_OF, commitments=[make_commitment(region="eu-west-1")]
+        )
+        pull_catalog(exported, store=store)
+        assert store.read_commitments()["region"].tolist() == ["eu-west-1"]
+
+
+def test_a_commitment_file_that_does_not_match_its_sum_changes_nothing(exported: Path, store_location: str) -> None:
+    path = exported / "aws.commitments.csv"
+    path.write_text(path.read_text().replace("20.0", "2.0"))
+    with CatalogStore(store_location, seed=False) as store:
+        with pytest.raises(CatalogError, match=r"aws.commitments.csv has SHA-256 .* nothing pulled"):
+            pull_catalog(exported, store=store)
+        assert store.snapshots() == []
 
 
 def test_a_file_that_does_not_match_its_sum_changes_nothing(exported: Path, store_location: str) -> None:

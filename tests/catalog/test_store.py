@@ -244,7 +244,7 @@ def test_store_of_schema_1_is_migrated_and_its_rows_read_unknown(tmp_path: Path)
         )
         store.write_snapshot("aws", [fresh], source="new", as_of="2026-11-20T06:00:00+00:00")
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
 
 
 def test_store_in_unwritable_place(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from planner.catalog.validate import validate_rows
 
 
 def test_schema_is_explicit_and_units_last() -> None:
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     assert len(set(COLUMN_NAMES)) == len(COLUMN_NAMES)
     for column in COLUMNS:
         for unit in ("usd", "gib", "gbps", "hour"):

@@ -65,11 +65,27 @@ def test_gcp_committed_use_prices_sum_host_and_gpus() -> None:
     assert not validate_commitments(result.commitments).rejected
 
 
-def test_a_refresh_stores_commitments_beside_the_catalog(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_refresh_stores_commitments_with_its_snapshot(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    path: Path | str = tmp_path / "catalog.sqlite"
+    if backend == "postgresql":
+        import postgres_server
+
+        path = postgres_server.new_schema(request.getfixturevalue("postgres_url"))
     with CatalogStore(path) as store:
+        before = store.current_snapshots()
         report = refresh_provider(gcp_provider(sku_pages=_gcp_pages()), store, regions=["us-central1"])
+        assert report.snapshot_id is not None
+        # The prices belong to the new snapshot; the bundled one it replaced keeps its own (history).
+        assert len(store.snapshot_commitments(report.snapshot_id)) > 0
+        bundled_gcp = next(info.id for info in before if info.provider == "gcp")
+        assert store.read_commitments([bundled_gcp])["hourly_usd_per_hour"].tolist() == [
+            row[7] for row in store.snapshot_commitments(bundled_gcp)
+        ]
     assert report.error is None
+    assert not any("not stored" in r.reason for r in report.rejected)
     assert any("commitment prices stored" in note for note in report.notes)
     prices = api.commitment_prices("1y", provider="gcp", region="us-central1", store=path)
     live = prices[prices["instance_type"] == "a2-highgpu-1g"].iloc[0]
@@ -85,9 +101,11 @@ def test_a_refresh_without_commitments_keeps_the_previous_ones(tmp_path: Path) -
     path = tmp_path / "catalog.sqlite"
     with CatalogStore(path) as store:
         refresh_provider(gcp_provider(sku_pages=_gcp_pages()), store, regions=["us-central1"])
-        before = (tmp_path / "commitments" / "gcp.csv").read_bytes()
-        refresh_provider(gcp_provider(), store, regions=["us-central1"])  # the fixture has no complete commitment
-    assert (tmp_path / "commitments" / "gcp.csv").read_bytes() == before
+        before = store.read_commitments()
+        again = refresh_provider(gcp_provider(), store, regions=["us-central1"])  # no complete commitment in it
+        assert again.error is None and again.snapshot_id is not None
+        assert store.read_commitments().equals(before)
+        assert not any(path.parent.glob("commitments*"))  # nothing beside the store any more
 
 
 # -- AWS: terms.Reserved of the EC2 offer file, and the Savings Plans offer files --------------------------------

@@ -477,15 +477,15 @@ def test_a_spot_headline_names_its_expected_interruptions_and_stale_prices_name_
 
 
 def test_committed_pricing_and_the_plan_section(fixture_catalog: Path) -> None:
-    from planner.catalog.commitments import live_folder, validate_commitments, write_live
-    from planner.catalog.store import default_store_path
+    from planner.catalog.store import CatalogStore
 
     row = {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1", "commitment": "reserved-standard",
            "term_years": 1, "payment": "no-upfront", "upfront_usd": 0, "hourly_usd_per_hour": 30.0,
            "price_source": "fixture RI", "as_of": "2026-11-01T00:00:00+00:00"}  # fmt: skip
-    folder = live_folder(default_store_path())
-    assert folder is not None
-    write_live(folder, "aws", validate_commitments([row]).accepted)
+    with CatalogStore() as store:  # the fixture store: a snapshot of its aws offerings, with this price
+        offerings = store.read_current()
+        aws = offerings[offerings["provider"] == "aws"].to_dict("records")
+        store.write_snapshot("aws", aws, source="fixture", as_of="2026-11-01T00:00:00+00:00", commitments=[row])
     app = _app().run()  # type: ignore[attr-defined]
     app.selectbox(key="plan.workload").set_value("llama-2-7b")
     app.number_input(key="plan.work").set_value(1e9)
