@@ -370,7 +370,10 @@ def main() -> None:
     params = perflab.fit(rows, perflab.PRIORS)
     perflab.solve_tuned_cnn(params)
     perflab.solve_tuned_encoder(params)
+    # The TF32/FP32 shares on the open tables, the CNN floor (its pin runs TF32), then the shares again.
+    perflab.solve_precision_shares(params)
     perflab.solve_typical_cnn(params)
+    perflab.solve_precision_shares(params)
     # The band comes from estimate()'s held-out errors (what users get): per side, the wider of leave-one-source-out
     # (another software stack) and leave-one-GPU-out. The widening for a GPU without calibration data is how much
     # wider the leave-one-GPU-out errors of transformers run than their band.

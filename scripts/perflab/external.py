@@ -208,3 +208,59 @@ def table_prediction(row: dict[str, str], stack: str = "typical", perf_params: P
     fit."""
     result = table_estimate(row, stack, perf_params)
     return math.nan if result.throughput is None else float(result.throughput)
+
+
+# The precision shares no calibration row informs once Lambda's FP32 file was sealed: solved on the open tables'
+# rows of that precision (typical stack), each family on its own models. Keys: (section, key) -> (workloads,
+# precision).
+PRECISION_SHARES = {
+    ("cnn", "tf32_relative"): (("resnet50",), "tf32"),
+    ("cnn", "fp32_relative"): (("resnet50",), "fp32"),
+    ("transformer", "tf32_relative"): (("bert-base", "bert-large"), "tf32"),
+    ("transformer", "fp32_relative"): (("bert-base", "bert-large"), "fp32"),
+}
+
+
+def precision_share_rows(workloads: Sequence[str], precision: str) -> list[dict[str, str]]:
+    """The open table rows (Lambda's round 2, NVIDIA's DLE tables, timm) of ``precision`` on ``workloads``."""
+    rows = [*load_lambda_v2_checks(), *load_dle_checks(), *load_timm_checks()]
+    return [
+        row
+        for row in rows
+        if row["workload"] in workloads and row["precision"] == precision and not row.get("excluded_reason")
+    ]
+
+
+def _median_log_miss(
+    params: dict[str, Any], section: str, key: str, value: float, rows: Sequence[dict[str, str]]
+) -> float:
+    """Median log of predicted over measured on ``rows`` (typical stack) with ``params[section][key]`` at ``value``
+    (set in place)."""
+    params[section][key] = value
+    fitted = PerfParams.from_dict(params)
+    return float(
+        statistics.median(
+            math.log(table_prediction(row, "typical", fitted) / float(row["throughput_total"])) for row in rows
+        )
+    )
+
+
+def solve_precision_shares(params: dict[str, Any]) -> None:
+    """Set each ``PRECISION_SHARES`` coefficient in place so that the median log error of the typical stack on its
+    open rows is zero (bisection); a coefficient with no rows, or no root, keeps its value. No benchmark row of the
+    fit runs TF32 or FP32 since the seal, so the fit leaves these at their priors; the tables' rows are the open
+    evidence."""
+    from scipy.optimize import brentq
+
+    for (section, key), (workloads, precision) in PRECISION_SHARES.items():
+        rows = precision_share_rows(workloads, precision)
+        if not rows:
+            continue
+        start, low, high = params[section][key], 0.05, 3.0
+        miss_low = _median_log_miss(params, section, key, low, rows)
+        miss_high = _median_log_miss(params, section, key, high, rows)
+        if miss_low > 0 or miss_high < 0:
+            params[section][key] = start
+            continue
+        solved = brentq(lambda v: _median_log_miss(params, section, key, v, rows), low, high, xtol=1e-4)  # noqa: B023
+        params[section][key] = round(float(solved), 4)
