@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from planner import report
+from planner.catalog.tpu import is_tpu
 from planner.cost.rank import RankResult
 from planner.cost.result import caveat_marks, caveats, price_age_text
 from planner.errors import LIBRARY_CALLS, PlannerError
@@ -279,8 +280,10 @@ def _headline(result: RankResult, form: PlanForm) -> None:
         lines.append(markdown_text("; ".join(details)))
     (st.warning if words else st.success)("  \n".join(lines))
     labels = ("Cost per run", "Time to solution", "Per GPU-hour", "Price per hour")
+    # A TPU slice is priced per chip: the metric says so where a GPU's would say GPU-hour.
+    shown = {"Per GPU-hour": "Per chip-hour"} if is_tpu(best["gpu"]) else {}
     for col, label in zip(st.columns(len(labels)), labels, strict=True):
-        col.metric(label, figures[label])
+        col.metric(shown.get(label, label), figures[label])
     passed = result.passed_over()
     st.caption(
         f"Cost range {figures['Cost range']} (spot interruptions and model uncertainty)"

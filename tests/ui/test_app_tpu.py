@@ -100,3 +100,12 @@ def test_cli_gpus_lists_the_tpu_slices(cli: Any) -> None:
     assert largest["min_usd_per_chip_hour"] == 4.2 and largest["zones"] == 11
     code, out, _ = cli("gpus", "--format", "json")
     assert code == 0 and "v5p-8" not in out  # the GPU hardware table unless asked
+
+
+def test_a_tpu_headline_prices_per_chip_hour(tpu_catalog: Path) -> None:
+    app = _app().run()
+    app.radio(key="plan.accelerator").set_value("tpu")
+    app.button[0].click().run()
+    assert not app.exception, app.exception
+    metrics = {m.label for m in app.metric}
+    assert "Per chip-hour" in metrics and "Per GPU-hour" not in metrics
