@@ -159,13 +159,14 @@ class RankResult:
         if self.empty:
             return None, None
         options = self._options()
-        on_demand = options[options["pricing"] == "on-demand"]
-        spot = options[options["pricing"] == "spot"]
-        safe = spot[actionable(spot)]
+        # Positions, not filtered copies of the whole table: only the columns ``actionable`` reads are gathered.
+        on_demand = (options["pricing"] == "on-demand").to_numpy().nonzero()[0]
+        spot = (options["pricing"] == "spot").to_numpy().nonzero()[0]
+        safe = spot[actionable(options[["pricing", "notes", "spot_risky"]].iloc[spot]).to_numpy()]
         best_spot = safe if len(safe) else spot
         return (
-            on_demand.iloc[0] if len(on_demand) else None,
-            best_spot.iloc[0] if len(best_spot) else None,
+            options.iloc[on_demand[0]] if len(on_demand) else None,
+            options.iloc[best_spot[0]] if len(best_spot) else None,
         )
 
     def best(self) -> pd.Series | None:
@@ -303,9 +304,8 @@ def caveat_marks(options: pd.DataFrame) -> pd.Series:
     """' RISKY', ' FLOOR', ' RISKY FLOOR' or '' per option: the words to put after its pricing in a table."""
     spot = options["pricing"] == "spot"
     risky = spot & options["spot_risky"].astype(bool)
-    notes = options["notes"].fillna("").astype(str)
-    floor = spot & notes.str.contains(SPOT_FLOOR_NOTE, regex=False)
-    low = spot & notes.str.contains(SPOT_FAR_BELOW_NOTE, regex=False)
+    floor = spot & _notes_say(options, SPOT_FLOOR_NOTE)
+    low = spot & _notes_say(options, SPOT_FAR_BELOW_NOTE)
     return (
         risky.map({True: " RISKY", False: ""})
         + floor.map({True: " FLOOR", False: ""})
@@ -316,9 +316,20 @@ def caveat_marks(options: pd.DataFrame) -> pd.Series:
 def actionable(options: pd.DataFrame) -> pd.Series:
     """Which options a buyer can act on as priced: not a RISKY spot run, not a spot price at the 90%-off floor."""
     spot = options["pricing"] == "spot"
-    notes = options["notes"].fillna("").astype(str)
-    floor = notes.str.contains(SPOT_FLOOR_NOTE, regex=False) | notes.str.contains(SPOT_FAR_BELOW_NOTE, regex=False)
+    floor = _notes_say(options, SPOT_FLOOR_NOTE, SPOT_FAR_BELOW_NOTE)
     return ~(spot & (options["spot_risky"].astype(bool) | floor))
+
+
+def _notes_say(options: pd.DataFrame, *texts: str) -> pd.Series:
+    """Which options' notes contain any of ``texts``: asked once per distinct note (thousands of options share a
+    few dozen notes; a search per row cost more than the ranking)."""
+    import numpy as np
+    import pandas as pd
+
+    codes, notes = pd.factorize(options["notes"])
+    # A missing note (code -1, the appended entry) says nothing.
+    says = np.array([any(text in str(note) for text in texts) for note in notes] + [False], dtype=bool)
+    return pd.Series(says[codes], index=options.index)
 
 
 def lines_for(row: pd.Series) -> list[CostLine]:

@@ -119,3 +119,20 @@ def test_a_spot_price_far_below_its_other_regions_is_marked_and_passed_over() ->
     # With two regions there is no median to trust: nothing is marked.
     two = rank("llama-3-8b", catalog=catalog.iloc[[0, 3]], estimator=FakeEstimator(), tokens=2e9, pricing="spot")
     assert not two.table["notes"].str.contains(SPOT_FAR_BELOW_NOTE, regex=False).any()
+
+
+def test_caveat_marks_and_actionable_read_each_option_s_own_note() -> None:
+    # Notes are judged once per distinct text and gathered back: each row keeps its own answer, on any index.
+    from planner.cost.result import SPOT_FAR_BELOW_NOTE, actionable, caveat_marks
+
+    options = pd.DataFrame(
+        {
+            "pricing": ["spot", "spot", "on-demand", "spot", "spot"],
+            "spot_risky": [False, True, False, False, False],
+            "notes": [f"over 72 h; {SPOT_FLOOR_NOTE}", None, SPOT_FLOOR_NOTE, SPOT_FAR_BELOW_NOTE, "over 72 h"],
+        },
+        index=[7, 3, 11, 0, 5],
+    )
+    assert list(caveat_marks(options)) == [" FLOOR", " RISKY", "", " LOW", ""]
+    safe = actionable(options)
+    assert list(safe.index) == [7, 3, 11, 0, 5] and list(safe) == [False, False, True, False, True]
