@@ -587,9 +587,12 @@ def _far_below_other_regions(offers: pd.DataFrame, fams: Families, catalog: _Row
     region_codes = catalog.region_codes
     priced = ~np.isnan(spot)
     # One price per type and region (a region's cheapest zone), so a region with many zones does not weigh more.
-    per_region = pd.DataFrame({"type": codes[priced], "region": region_codes[priced], "spot": spot[priced]})
-    cheapest = per_region.groupby(["type", "region"], sort=False)["spot"].min().reset_index()
-    grouped = cheapest.groupby("type")["spot"]
+    # Minima by direct indexing over one integer key: a groupby on two keys cost a tenth of the ranking.
+    regions = catalog.n_regions + 1  # a missing region (-1) is a region of its own
+    pair, pairs = pd.factorize(codes[priced] * regions + region_codes[priced] + 1)
+    cheapest = np.full(len(pairs), np.inf)
+    np.minimum.at(cheapest, pair, spot[priced])
+    grouped = pd.Series(cheapest).groupby(np.floor_divide(pairs, regions))
     medians = grouped.median()[grouped.count() >= SPOT_FAR_BELOW_MIN_REGIONS]
     median = np.full(int(codes.max()) + 1 if len(codes) else 0, np.nan)
     median[medians.index.to_numpy()] = medians.to_numpy()

@@ -136,3 +136,24 @@ def test_caveat_marks_and_actionable_read_each_option_s_own_note() -> None:
     assert list(caveat_marks(options)) == [" FLOOR", " RISKY", "", " LOW", ""]
     safe = actionable(options)
     assert list(safe.index) == [7, 3, 11, 0, 5] and list(safe) == [False, False, True, False, True]
+
+
+@pytest.mark.parametrize("safe_at", [0, 255, 256, 700, None])
+def test_the_headline_spot_option_is_the_first_actionable_one_however_far_down(safe_at: int | None) -> None:
+    # The headline looks for it a block of options at a time: the answer must not depend on where a block ends.
+    from planner.cost.result import RankResult
+
+    n = 800
+    table = pd.DataFrame(
+        {
+            "rank": range(1, n + 1),
+            "pricing": ["on-demand" if i == 3 else "spot" for i in range(n)],
+            "spot_risky": [i != safe_at for i in range(n)],
+            "notes": [None if i % 2 else "" for i in range(n)],
+        }
+    )
+    result = RankResult(table=table, excluded=pd.DataFrame(), assumptions=[], catalog_as_of=None, details=table)
+    on_demand, spot = result.headline()
+    assert on_demand is not None and int(on_demand["rank"]) == 4
+    # With no actionable spot option, the best spot option is the first.
+    assert spot is not None and int(spot["rank"]) == (safe_at if safe_at is not None else 0) + 1
