@@ -157,3 +157,18 @@ def test_the_headline_spot_option_is_the_first_actionable_one_however_far_down(s
     assert on_demand is not None and int(on_demand["rank"]) == 4
     # With no actionable spot option, the best spot option is the first.
     assert spot is not None and int(spot["rank"]) == (safe_at if safe_at is not None else 0) + 1
+
+
+def test_price_sources_are_each_provider_s_distinct_sources_in_catalog_order() -> None:
+    # Read from the provider and source codes: each pair once, in the order the catalog first lists it.
+    catalog = pd.DataFrame(
+        [
+            make_offer(provider="gcp", region="us-central1", zone="us-central1-a", price_source="sheet"),
+            make_offer(price_source="bulk"),
+            make_offer(zone="use1-az6", price_source="api"),
+            make_offer(provider="gcp", region="us-east4", zone="us-east4-a", price_source="sheet"),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_source="bulk"),
+        ]
+    )
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
+    assert result.price_sources == {"gcp": ["sheet"], "aws": ["bulk", "api"]}
