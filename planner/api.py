@@ -732,10 +732,16 @@ def _price_sources(offers: pd.DataFrame) -> dict[str, list[str]]:
     """The distinct price_source of each provider's offerings, in the order they first appear."""
     if offers.empty or "price_source" not in offers.columns:
         return {}
-    pairs = offers[["provider", "price_source"]].drop_duplicates()
+    import pandas as pd
+
+    # Distinct pairs from the two columns' codes: a drop_duplicates over their text cost a twentieth of a ranking.
+    # A missing value is a value of its own here (use_na_sentinel=False), as it is to drop_duplicates.
+    providers, provider_names = pd.factorize(offers["provider"], use_na_sentinel=False)
+    sources, source_names = pd.factorize(offers["price_source"], use_na_sentinel=False)
     found: dict[str, list[str]] = {}
-    for provider, source in pairs.itertuples(index=False, name=None):
-        found.setdefault(str(provider), []).append(str(source))
+    for pair in pd.unique(providers.astype("int64") * len(source_names) + sources):
+        provider, source = divmod(int(pair), len(source_names))
+        found.setdefault(str(provider_names[provider]), []).append(str(source_names[source]))
     return found
 
 

@@ -119,3 +119,56 @@ def test_a_spot_price_far_below_its_other_regions_is_marked_and_passed_over() ->
     # With two regions there is no median to trust: nothing is marked.
     two = rank("llama-3-8b", catalog=catalog.iloc[[0, 3]], estimator=FakeEstimator(), tokens=2e9, pricing="spot")
     assert not two.table["notes"].str.contains(SPOT_FAR_BELOW_NOTE, regex=False).any()
+
+
+def test_caveat_marks_and_actionable_read_each_option_s_own_note() -> None:
+    # Notes are judged once per distinct text and gathered back: each row keeps its own answer, on any index.
+    from planner.cost.result import SPOT_FAR_BELOW_NOTE, actionable, caveat_marks
+
+    options = pd.DataFrame(
+        {
+            "pricing": ["spot", "spot", "on-demand", "spot", "spot"],
+            "spot_risky": [False, True, False, False, False],
+            "notes": [f"over 72 h; {SPOT_FLOOR_NOTE}", None, SPOT_FLOOR_NOTE, SPOT_FAR_BELOW_NOTE, "over 72 h"],
+        },
+        index=[7, 3, 11, 0, 5],
+    )
+    assert list(caveat_marks(options)) == [" FLOOR", " RISKY", "", " LOW", ""]
+    safe = actionable(options)
+    assert list(safe.index) == [7, 3, 11, 0, 5] and list(safe) == [False, False, True, False, True]
+
+
+@pytest.mark.parametrize("safe_at", [0, 255, 256, 700, None])
+def test_the_headline_spot_option_is_the_first_actionable_one_however_far_down(safe_at: int | None) -> None:
+    # The headline looks for it a block of options at a time: the answer must not depend on where a block ends.
+    from planner.cost.result import RankResult
+
+    n = 800
+    table = pd.DataFrame(
+        {
+            "rank": range(1, n + 1),
+            "pricing": ["on-demand" if i == 3 else "spot" for i in range(n)],
+            "spot_risky": [i != safe_at for i in range(n)],
+            "notes": [None if i % 2 else "" for i in range(n)],
+        }
+    )
+    result = RankResult(table=table, excluded=pd.DataFrame(), assumptions=[], catalog_as_of=None, details=table)
+    on_demand, spot = result.headline()
+    assert on_demand is not None and int(on_demand["rank"]) == 4
+    # With no actionable spot option, the best spot option is the first.
+    assert spot is not None and int(spot["rank"]) == (safe_at if safe_at is not None else 0) + 1
+
+
+def test_price_sources_are_each_provider_s_distinct_sources_in_catalog_order() -> None:
+    # Read from the provider and source codes: each pair once, in the order the catalog first lists it.
+    catalog = pd.DataFrame(
+        [
+            make_offer(provider="gcp", region="us-central1", zone="us-central1-a", price_source="sheet"),
+            make_offer(price_source="bulk"),
+            make_offer(zone="use1-az6", price_source="api"),
+            make_offer(provider="gcp", region="us-east4", zone="us-east4-a", price_source="sheet"),
+            make_offer(region="eu-west-1", zone="euw1-az1", price_source="bulk"),
+        ]
+    )
+    result = rank("llama-3-8b", catalog=catalog, estimator=FakeEstimator(), tokens=2e9)
+    assert result.price_sources == {"gcp": ["sheet"], "aws": ["bulk", "api"]}
