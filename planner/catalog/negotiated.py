@@ -21,13 +21,12 @@ naming a region above one that does not), and among equals the later in the file
 
 from __future__ import annotations
 
-import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.schema import PROVIDERS
+from planner.catalog.user_files import read_toml, user_file
 from planner.errors import InputError
 
 if TYPE_CHECKING:
@@ -75,26 +74,14 @@ class PriceTerm:
 
 def prices_path() -> Path:
     """``$GPUPLAN_PRICES_FILE``, else ``prices.toml`` in the platform's per-user config directory."""
-    override = os.environ.get(PRICES_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("gpu-planner", appauthor=False)) / PRICES_FILE
+    return user_file(PRICES_ENV, PRICES_FILE)
 
 
 def read_terms(path: Path | None = None) -> list[PriceTerm]:
     """The entries of the prices file (none when there is no file); a bad one is an InputError naming its key."""
     path = path or prices_path()
-    if not path.is_file():
-        return []
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path.name}: cannot be read ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path.name}: is not valid TOML ({exc})") from None
-    return parse_terms(document, path.name)
+    document = read_toml(path)
+    return [] if document is None else parse_terms(document, path.name)
 
 
 def parse_terms(document: dict[str, Any], name: str = PRICES_FILE) -> list[PriceTerm]:

@@ -23,13 +23,12 @@ A bad value is one line naming its key (``owned.toml: server[2].utilisation must
 
 from __future__ import annotations
 
-import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from planner import checks
+from planner.catalog.user_files import read_toml, user_file
 from planner.errors import InputError
 
 OWNED_ENV = "GPUPLAN_OWNED_FILE"
@@ -77,12 +76,7 @@ class OwnedServer:
 
 def owned_path() -> Path:
     """``$GPUPLAN_OWNED_FILE``, else ``owned.toml`` in the platform's per-user config directory."""
-    override = os.environ.get(OWNED_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("gpu-planner", appauthor=False)) / OWNED_FILE
+    return user_file(OWNED_ENV, OWNED_FILE)
 
 
 def examples_path() -> Path:
@@ -95,15 +89,8 @@ def examples_path() -> Path:
 def read_servers(path: Path | None = None) -> list[OwnedServer]:
     """The servers of the owned file (none when there is no file); a bad one is an InputError naming its key."""
     path = path or owned_path()
-    if not path.is_file():
-        return []
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path.name}: cannot be read ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path.name}: is not valid TOML ({exc})") from None
-    return parse_servers(document, path.name)
+    document = read_toml(path)
+    return [] if document is None else parse_servers(document, path.name)
 
 
 def parse_servers(document: dict[str, Any], name: str = OWNED_FILE) -> list[OwnedServer]:
