@@ -39,7 +39,6 @@ from planner.cost.result import (
     empty_result,
 )
 from planner.perf.evidence import held_out_verdict, scale_out_verdict
-from planner.perf.tpu import STACK_TEXT as TPU_STACK_TEXT
 
 if TYPE_CHECKING:
     import numpy as np
@@ -378,7 +377,9 @@ def rank(
     # isin, not a Python call per row: on 100,000 offerings the per-row check cost a third of the ranking.
     if not offers.empty and offers["gpu"].isin(list(GENERATIONS)).any():
         # Slices are estimated for Google's own trainer, the GPUs for the stack above: the comparison says so.
-        stack = TPU_STACK_TEXT.removeprefix("software: ")
+        from planner.perf.tpu import STACK_TEXT  # only when slices are ranked: the station is slow to import
+
+        stack = STACK_TEXT.removeprefix("software: ")
         assumptions.insert(2, f"TPU slices: {stack}; fitted on few published runs (docs/tpu.md)")
     if offers.empty:
         return empty_result(assumptions, None, "the catalog holds no offerings", [], _no_exclusions())
